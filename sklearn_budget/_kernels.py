@@ -1,0 +1,167 @@
+"""Kernel evaluation shared by every estimator of the package.
+
+All kernel values are computed by :func:`sklearn.metrics.pairwise.pairwise_kernels`
+so that every kernel name it accepts, and any callable, behaves exactly as in
+scikit-learn. The online engine never calls it per round: it asks for whole
+blocks of rows against the support set (see ``sklearn_budget._base``).
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+
+__all__ = ["KERNELS", "Kernel", "resolve_gamma"]
+
+#: Kernel names accepted by the estimators: those of ``pairwise_kernels``
+#: except ``"precomputed"``, which cannot evaluate a new row of a stream
+#: against the support vectors.
+KERNELS = tuple(sorted(k for k in PAIRWISE_KERNEL_FUNCTIONS if k != "precomputed"))
+
+# Kernels defined only for non-negative dense input.
+NONNEGATIVE_KERNELS = ("additive_chi2", "chi2")
+
+# Which of gamma, degree and coef0 each named kernel takes (as in
+# ``sklearn.metrics.pairwise.KERNEL_PARAMS``, which is private).
+_KERNEL_ARGS = {
+    "additive_chi2": (),
+    "chi2": ("gamma",),
+    "cosine": (),
+    "laplacian": ("gamma",),
+    "linear": (),
+    "poly": ("gamma", "degree", "coef0"),
+    "polynomial": ("gamma", "degree", "coef0"),
+    "rbf": ("gamma",),
+    "sigmoid": ("gamma", "coef0"),
+}
+
+
+def _row_sq_norms(X):
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def resolve_gamma(gamma, X):
+    """Return the numeric ``gamma`` for ``X``.
+
+    ``"scale"`` gives ``1 / (n_features * X.var())`` and ``"auto"`` gives
+    ``1 / n_features``, as in :class:`sklearn.svm.SVC`. When the variance is
+    zero (for example a first ``partial_fit`` call with a single row),
+    ``"scale"`` falls back to ``1.0``, again as ``SVC`` does.
+    """
+    if not isinstance(gamma, str):
+        return float(gamma)
+    n_features = X.shape[1]
+    if gamma == "auto":
+        return 1.0 / n_features
+    if sp.issparse(X):
+        # Var[X] = E[X^2] - E[X]^2 over all entries, computed without densifying.
+        n = X.shape[0] * n_features
+        mean = X.sum() / n
+        var = X.multiply(X).sum() / n - mean**2
+    else:
+        var = X.var()
+    return 1.0 / (n_features * var) if var > 0 else 1.0
+
+
+class Kernel:
+    """A kernel function with its parameters fixed.
+
+    Parameters
+    ----------
+    kernel : str or callable
+        One of :data:`KERNELS` or a callable ``k(x, y) -> float`` as accepted
+        by :func:`~sklearn.metrics.pairwise.pairwise_kernels`.
+    gamma : float
+        Numeric ``gamma`` (already resolved, see :func:`resolve_gamma`).
+        Ignored by kernels that do not take it.
+    degree : float
+        Degree of the polynomial kernel.
+    coef0 : float
+        Independent term of the polynomial and sigmoid kernels.
+    kernel_params : dict or None
+        Extra keyword arguments for a callable kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_budget.kernels import Kernel
+    >>> k = Kernel("rbf", gamma=0.5)
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0]])
+    >>> k(X, X).round(3)
+    array([[1.   , 0.368],
+           [0.368, 1.   ]])
+    >>> k.diag(X)
+    array([1., 1.])
+    """
+
+    def __init__(self, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, kernel_params=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+
+    def _params(self):
+        if callable(self.kernel):
+            return dict(self.kernel_params or {})
+        values = {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
+        return {name: values[name] for name in _KERNEL_ARGS[self.kernel]}
+
+    def __call__(self, X, Y):
+        """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` as a dense array.
+
+        ``X`` and ``Y`` are 2-D arrays or scipy sparse matrices with the same
+        number of columns; they must already be validated.
+        """
+        if Y.shape[0] == 0 or X.shape[0] == 0:
+            return np.zeros((X.shape[0], Y.shape[0]))
+        if self.kernel in NONNEGATIVE_KERNELS:
+            # The chi2 kernels are written in Cython and refuse read-only buffers.
+            X = X if X.flags.writeable else X.copy()
+            Y = Y if Y.flags.writeable else Y.copy()
+        K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=False, **self._params())
+        return np.asarray(K, dtype=np.float64)
+
+    def diag(self, X):
+        """The values ``k(x, x)`` for each row of ``X``, without a Gram matrix."""
+        kernel = self.kernel
+        n = X.shape[0]
+        if callable(kernel):
+            params = self._params()
+            rows = (X[i : i + 1] for i in range(n))
+            return np.array([float(kernel(r, r, **params)) for r in rows], dtype=np.float64)
+        if kernel in ("rbf", "laplacian", "chi2"):
+            return np.ones(n)
+        if kernel == "additive_chi2":
+            return np.zeros(n)
+        if kernel == "cosine":
+            # sklearn's cosine kernel maps a zero row to a zero vector.
+            return (_row_sq_norms(X) > 0).astype(np.float64)
+        sq = _row_sq_norms(X)
+        if kernel == "linear":
+            return sq
+        if kernel in ("poly", "polynomial"):
+            return (self.gamma * sq + self.coef0) ** self.degree
+        if kernel == "sigmoid":
+            return np.tanh(self.gamma * sq + self.coef0)
+        raise ValueError(f"Unknown kernel {kernel!r}.")  # pragma: no cover
+
+
+def is_nonnegative_kernel(kernel):
+    """Whether ``kernel`` only accepts non-negative dense input."""
+    return isinstance(kernel, str) and kernel in NONNEGATIVE_KERNELS
+
+
+def check_kernel_name(kernel):
+    if isinstance(kernel, str) and kernel not in KERNELS:
+        raise ValueError(f"The 'kernel' parameter must be one of {KERNELS} or a callable. Got {kernel!r} instead.")
+    return kernel
+
+
+

@@ -1,0 +1,225 @@
+"""Kernel Perceptron and Stoptron."""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral
+
+from sklearn.utils._param_validation import Interval
+
+from ._base import BaseKernelOnlineClassifier
+
+_COMMON_PARAMS_DOC = """
+    kernel : {'rbf', 'linear', 'poly', 'polynomial', 'sigmoid', 'laplacian', \\
+            'cosine', 'chi2', 'additive_chi2'} or callable, default='rbf'
+        Kernel, as in :func:`sklearn.metrics.pairwise.pairwise_kernels`. The
+        chi2 kernels need dense non-negative data.
+
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Kernel coefficient for 'rbf', 'poly', 'sigmoid', 'laplacian' and
+        'chi2'. ``'scale'`` uses ``1 / (n_features * X.var())`` and
+        ``'auto'`` uses ``1 / n_features``, both computed once, on the data
+        of the call that starts the stream (``fit``, or the first
+        ``partial_fit``), and kept for the rest of the stream.
+
+    degree : float, default=3
+        Degree of the polynomial kernel.
+
+    coef0 : float, default=0.0
+        Independent term of the 'poly' and 'sigmoid' kernels.
+
+    kernel_params : dict, default=None
+        Extra keyword arguments for a callable kernel.
+
+    max_iter : int, default=5
+        Number of online epochs over the training data played by ``fit``.
+        ``fit`` stops earlier after an epoch without any update.
+
+    shuffle : bool, default=True
+        Whether ``fit`` reshuffles the training data before each epoch.
+
+    average : bool, default=False
+        If True, the fitted hypothesis is the average of the hypotheses used
+        in every round played (the online-to-batch conversion), maintained
+        exactly in O(|S|) per round. The online algorithm itself is not
+        changed: ``n_mistakes_`` counts the mistakes of the last hypothesis.
+
+    warm_start : bool, default=False
+        If True, ``fit`` continues from the current model instead of
+        starting a new stream.
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds the shuffling of ``fit``RANDOM_EXTRA.
+"""
+
+_ATTRIBUTES_DOC = """
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+
+    support_ : ndarray of shape (n_SV,)
+        Positions of the support vectors in the training stream: row indices
+        into ``X`` after ``fit``, positions counted over all calls after
+        ``partial_fit``. Sorted increasingly.
+
+    support_vectors_ : {ndarray, sparse matrix} of shape (n_SV, n_features)
+        The support vectors.
+
+    dual_coef_ : ndarray of shape (1, n_SV) or (n_classes, n_SV)
+        Coefficients of the support vectors in the decision function: one
+        row for two classes, one row per class otherwise.
+
+    n_mistakes_ : int
+        Prediction mistakes (``y f(x) <= 0``) made while training, in the
+        order the rounds were played; cumulative over ``partial_fit`` calls,
+        reset by ``fit`` unless ``warm_start=True``.
+
+    n_iter_ : int
+        Number of epochs played by the last ``fit`` (1 after ``partial_fit``).
+
+    n_features_in_ : int
+        Number of features seen during the first fit.
+
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during the first fit. Defined only when `X`
+        has feature names that are all strings.
+"""
+
+
+def _doc(text, random_extra=""):
+    return text.replace("{common}", _COMMON_PARAMS_DOC.replace("RANDOM_EXTRA", random_extra)).replace(
+        "{attributes}", _ATTRIBUTES_DOC
+    )
+
+
+class KernelPerceptron(BaseKernelOnlineClassifier):
+    __doc__ = _doc(
+        """Kernel Perceptron (Rosenblatt).
+
+    On each prediction mistake the example joins the support set with
+    coefficient ``y_t`` (times its sample weight). The support set grows
+    without bound; see :class:`Stoptron` and the budget algorithms for
+    bounded versions. With more than two classes, a mistake adds ``+1`` to
+    the row of the true class and ``-1`` to the row of the highest-scoring
+    other class, on one shared support set.
+
+    Parameters
+    ----------{common}
+    Attributes
+    ----------{attributes}
+    See Also
+    --------
+    Stoptron : Kernel Perceptron that stops once its budget is full.
+    KernelPassiveAggressive : Passive-Aggressive updates on margin errors.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from sklearn_budget import KernelPerceptron
+    >>> X, y = make_moons(n_samples=200, noise=0.1, random_state=0)
+    >>> clf = KernelPerceptron(gamma=2.0, random_state=0).fit(X, y)
+    >>> clf.score(X, y) > 0.9
+    True
+    """
+    )
+
+    def __init__(
+        self,
+        *,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        kernel_params=None,
+        max_iter=5,
+        shuffle=True,
+        average=False,
+        warm_start=False,
+        random_state=None,
+    ):
+        super().__init__(
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+            max_iter=max_iter,
+            shuffle=shuffle,
+            average=average,
+            warm_start=warm_start,
+            random_state=random_state,
+        )
+
+    def _margin_threshold(self):
+        return 0.0
+
+    def _update(self, y, f, margin, k, kxx, weight):
+        self._add_member(weight * self._direction(y, f))
+
+
+class Stoptron(KernelPerceptron):
+    __doc__ = _doc(
+        """Stoptron: the Kernel Perceptron stopped at a budget.
+
+    Plays as :class:`KernelPerceptron` until the support set holds
+    ``budget`` examples, then never updates again (it still predicts, and
+    counts its mistakes). A baseline of the Projectron paper (Orabona,
+    Keshet and Caputo, 2008, Sec. 5).
+
+    Parameters
+    ----------
+    budget : int, default=100
+        Maximum number of support vectors.
+{common}
+    Attributes
+    ----------{attributes}
+    See Also
+    --------
+    KernelPerceptron : The same algorithm without a budget.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from sklearn_budget import Stoptron
+    >>> X, y = make_moons(n_samples=200, noise=0.1, random_state=0)
+    >>> clf = Stoptron(budget=20, gamma=2.0, random_state=0).fit(X, y)
+    >>> len(clf.support_) <= 20
+    True
+    """
+    )
+
+    _parameter_constraints: dict = {
+        **KernelPerceptron._parameter_constraints,
+        "budget": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        budget=100,
+        *,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        kernel_params=None,
+        max_iter=5,
+        shuffle=True,
+        average=False,
+        warm_start=False,
+        random_state=None,
+    ):
+        super().__init__(
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+            max_iter=max_iter,
+            shuffle=shuffle,
+            average=average,
+            warm_start=warm_start,
+            random_state=random_state,
+        )
+        self.budget = budget
+
+    def _margin_threshold(self):
+        return None if self._n_members >= self.budget else 0.0
