@@ -43,7 +43,9 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_is_fitted,
+    check_consistent_length,
     check_non_negative,
+    column_or_1d,
     validate_data,
 )
 
@@ -159,7 +161,11 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         """Reset the state of the rule beyond the support set."""
 
     def _on_add(self, k, kxx):
-        """Called after a member was added (at position ``self._n - 1``)."""
+        """Called after a member was added at position ``self._n - 1``.
+
+        ``k`` holds its kernel values with the members before it, ``kxx`` its
+        own ``k(x, x)``.
+        """
 
     def _on_remove(self, pos, last):
         """Called before the member at ``pos`` is replaced by the one at ``last``."""
@@ -237,8 +243,8 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._grow(n + 1)
         col = blk.Kc.shape[1] - blk.Kc.shape[0] + j
         coef = np.asarray(coef, dtype=np.float64)
+        k = blk.Kc[j, self._cols[:n]]
         if self._keeps_gram:
-            k = blk.Kc[j, self._cols[:n]]
             self._gram[n, :n] = k
             self._gram[:n, n] = k
             self._gram[n, n] = blk.diag[j]
@@ -253,6 +259,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._n = n + 1
         blk.F[j + 1 :] += np.outer(blk.Kc[j + 1 :, col], coef)
         self._updated = True
+        self._on_add(k, blk.diag[j])
         return n
 
     def _remove_member(self, pos):
@@ -431,13 +438,8 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         """Validate everything before any state is touched."""
         X = self._validate_X(X, reset=reset)
         check_classification_targets(y)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(
-                f"y should be a 1d array with {X.shape[0]} entries, got an array of shape {y.shape} instead."
-            )
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
         if classes is None:
             classes = unique_labels(y)
         unseen = np.setdiff1d(unique_labels(y), classes)
@@ -576,6 +578,11 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                 sv = _vstack(sv, self._retired_sv)
                 idx = np.concatenate([idx, self._retired_idx])
                 coef = np.hstack([coef, np.array(self._retired_acc).T / self._t])
+            # A member that joined on the last round played took part in no
+            # hypothesis of the average.
+            used = np.any(coef != 0, axis=0)
+            if not used.all():
+                sv, idx, coef = sv[np.flatnonzero(used)], idx[used], coef[:, used]
         # One entry per training example: a row that entered the support set
         # several times (later epochs of fit) has its coefficients summed.
         uidx, first, inverse = np.unique(idx, return_index=True, return_inverse=True)

@@ -133,9 +133,9 @@ class Kernel:
         kernel = self.kernel
         n = X.shape[0]
         if callable(kernel):
-            params = self._params()
-            rows = (X[i : i + 1] for i in range(n))
-            return np.array([float(kernel(r, r, **params)) for r in rows], dtype=np.float64)
+            # Through pairwise_kernels, so the callable sees rows exactly as
+            # it does for the kernel matrix.
+            return np.array([self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(n)], dtype=np.float64)
         if kernel in ("rbf", "laplacian", "chi2"):
             return np.ones(n)
         if kernel == "additive_chi2":

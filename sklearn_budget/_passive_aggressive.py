@@ -58,7 +58,7 @@ class KernelPassiveAggressive(KernelPerceptron):
 
     _parameter_constraints: dict = {
         **KernelPerceptron._parameter_constraints,
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="right")],
         "loss": [StrOptions({"hinge", "squared_hinge"})],
     }
 

@@ -1,0 +1,237 @@
+"""The fast engine against a plain per-sample implementation.
+
+The reference below is written from ALGORITHMS.md with no batching at all:
+one row at a time, scores from ``pairwise_kernels`` against the members
+kept in insertion order. The estimators must make the same mistakes, keep
+the same support set and reach the same coefficients.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import pairwise_kernels
+
+from sklearn_budget import KernelPassiveAggressive, KernelPerceptron, Stoptron
+from sklearn_budget._base import _BLOCK_SIZE
+
+KERNEL_PARAMS = {
+    "rbf": dict(gamma=0.5),
+    "linear": dict(),
+    "poly": dict(gamma=0.5, degree=2, coef0=1.0),
+}
+
+
+def reference_run(X, y, classes, rule, kernel, kernel_kw, weights=None, index=None, average=False):
+    """Per-sample kernel online learner.
+
+    ``rule(margin, kxx, n_members)`` returns the step ``tau`` (0 or None: no
+    update) of the round. Returns ``(mistakes, support_index, coef)`` with the
+    support sorted by index and duplicated indices summed, as the estimators
+    report them.
+    """
+    n = X.shape[0]
+    classes = list(classes)
+    C = 1 if len(classes) == 2 else len(classes)
+    index = np.arange(n) if index is None else index
+    weights = np.ones(n) if weights is None else weights
+    members = []  # [stream index, row, coefficient vector]
+    sums = {}  # average: sum over rounds of each member's coefficients
+    mistakes = rounds = 0
+    for t in range(n):
+        x = X[t : t + 1]
+        if members:
+            S = sp.vstack([m[1] for m in members]) if sp.issparse(X) else np.vstack([m[1] for m in members])
+            k = pairwise_kernels(x, S, metric=kernel, **kernel_kw)[0]
+            f = np.array([m[2] for m in members]).T @ k
+        else:
+            f = np.zeros(C)
+        rounds += 1
+        if average:
+            for pos, m in enumerate(members):
+                sums.setdefault(m[0], np.zeros(C))
+                sums[m[0]] = sums[m[0]] + m[2]
+        c = classes.index(y[t])
+        if C == 1:
+            s = 1.0 if c == 1 else -1.0
+            margin = s * f[0]
+            direction = np.array([s])
+            sq = 1.0
+        else:
+            others = [f[i] for i in range(C) if i != c]
+            r = [i for i in range(C) if i != c][int(np.argmax(others))]
+            margin = f[c] - f[r]
+            direction = np.zeros(C)
+            direction[c], direction[r] = 1.0, -1.0
+            sq = 2.0
+        if margin <= 0:
+            mistakes += 1
+        kxx = pairwise_kernels(x, x, metric=kernel, **kernel_kw)[0, 0]
+        tau = rule(margin, sq * kxx, len(members))
+        if tau:
+            members.append([index[t], x, weights[t] * tau * direction])
+    if average:
+        total = {}
+        for key, val in sums.items():
+            total[key] = total.get(key, 0) + val / rounds
+        support = np.array(sorted(total))
+        coef = np.array([total[i] for i in support]).T.reshape(C, -1)
+        return mistakes, support, coef
+    total = {}
+    for i, _, a in members:
+        total[i] = total.get(i, 0) + a
+    support = np.array(sorted(total), dtype=int)
+    coef = np.array([total[i] for i in support]).T.reshape(C, -1)
+    return mistakes, support, coef
+
+
+def perceptron_rule(margin, kxx, n_members):
+    return 1.0 if margin <= 0 else 0.0
+
+
+def stoptron_rule(budget):
+    return lambda margin, kxx, n: 1.0 if margin <= 0 and n < budget else 0.0
+
+
+def pa_rule(C, loss):
+    def rule(margin, kxx, n):
+        l = max(0.0, 1.0 - margin)
+        if l == 0 or kxx <= 0:
+            return 0.0
+        return min(C, l / kxx) if loss == "hinge" else l / (kxx + 0.5 / C)
+
+    return rule
+
+
+CASES = {
+    "perceptron": (lambda **kw: KernelPerceptron(**kw), perceptron_rule),
+    "stoptron": (lambda **kw: Stoptron(budget=25, **kw), stoptron_rule(25)),
+    "pa1": (lambda **kw: KernelPassiveAggressive(C=0.3, **kw), pa_rule(0.3, "hinge")),
+    "pa2": (
+        lambda **kw: KernelPassiveAggressive(C=0.7, loss="squared_hinge", **kw),
+        pa_rule(0.7, "squared_hinge"),
+    ),
+    "pa": (lambda **kw: KernelPassiveAggressive(C=np.inf, **kw), pa_rule(np.inf, "hinge")),
+}
+
+
+def make_stream(n, n_classes, sparse, seed=0, n_features=5):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, n_features)
+    if sparse:
+        X[rng.rand(n, n_features) < 0.4] = 0.0
+    w = rng.randn(n_classes, n_features)
+    y = np.argmax(X @ w.T + 0.8 * rng.randn(n, n_classes), axis=1)
+    labels = np.array(["ant", "bee", "cat", "dog"])[:n_classes]
+    return (sp.csr_matrix(X) if sparse else X), labels[y]
+
+
+def assert_same(est, ref):
+    mistakes, support, coef = ref
+    assert est.n_mistakes_ == mistakes
+    np.testing.assert_array_equal(est.support_, support)
+    np.testing.assert_allclose(est.dual_coef_, coef, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("kernel", sorted(KERNEL_PARAMS))
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n", [40, _BLOCK_SIZE + 90])
+def test_partial_fit_matches_reference(case, kernel, n_classes, sparse, n):
+    make, rule = CASES[case]
+    X, y = make_stream(n, n_classes, sparse, seed=n + n_classes)
+    classes = np.unique(y)
+    est = make(kernel=kernel, **KERNEL_PARAMS[kernel]).partial_fit(X, y, classes=classes)
+    ref = reference_run(X, y, classes, rule, kernel, KERNEL_PARAMS[kernel])
+    assert ref[1].size > 0
+    assert_same(est, ref)
+    # The fitted model predicts with exactly the reference's hypothesis.
+    S = X[ref[1]]
+    expected = pairwise_kernels(X, S, metric=kernel, **KERNEL_PARAMS[kernel]) @ ref[2].T
+    scores = est.decision_function(X)
+    np.testing.assert_allclose(scores, expected[:, 0] if n_classes == 2 else expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_average_matches_reference(case, n_classes):
+    make, rule = CASES[case]
+    X, y = make_stream(_BLOCK_SIZE + 60, n_classes, False, seed=3)
+    classes = np.unique(y)
+    est = make(gamma=0.5, average=True).partial_fit(X, y, classes=classes)
+    ref = reference_run(X, y, classes, rule, "rbf", dict(gamma=0.5), average=True)
+    assert_same(est, ref)
+
+
+def test_updates_at_block_edges():
+    # Rows far from all others have kernel values that underflow to zero, so
+    # f = 0 there and the Perceptron must err: rounds 0, b - 1, b, 2b - 1.
+    b = _BLOCK_SIZE
+    X, y = make_stream(2 * b + 5, 2, False, seed=7)
+    far = [0, b - 1, b, 2 * b - 1]
+    X[far] += 1e3 * np.arange(1, 5)[:, None]
+    classes = np.unique(y)
+    ref = reference_run(X, y, classes, perceptron_rule, "rbf", dict(gamma=0.5))
+    assert set(far) <= set(ref[1].tolist())
+    est = KernelPerceptron(gamma=0.5).partial_fit(X, y, classes=classes)
+    assert_same(est, ref)
+
+
+@pytest.mark.parametrize("case", ["perceptron", "pa1", "stoptron"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_partial_fit_splits_give_the_same_model(case, sparse):
+    make, _ = CASES[case]
+    X, y = make_stream(700, 3, sparse, seed=11)
+    classes = np.unique(y)
+    whole = make(gamma=0.5, average=True).partial_fit(X, y, classes=classes)
+    split = make(gamma=0.5, average=True)
+    for a, b in [(0, 1), (1, 2), (2, 255), (255, 257), (257, 300), (300, 700)]:
+        split.partial_fit(X[a:b], y[a:b], classes=classes)
+    assert split.n_mistakes_ == whole.n_mistakes_
+    np.testing.assert_array_equal(split.support_, whole.support_)
+    np.testing.assert_allclose(split.dual_coef_, whole.dual_coef_, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("average", [False, True])
+def test_fit_plays_shuffled_epochs(case, average):
+    make, rule = CASES[case]
+    X, y = make_stream(150, 2, False, seed=5)
+    classes = np.unique(y)
+    est = make(gamma=0.5, max_iter=3, random_state=42, average=average).fit(X, y)
+    # The same epochs played by the reference: one permutation per epoch
+    # drawn from RandomState(42), rows identified by their index in X.
+    rng = np.random.RandomState(42)
+    order = np.concatenate([rng.permutation(150) for _ in range(est.n_iter_)])
+    ref = reference_run(X[order], y[order], classes, rule, "rbf", dict(gamma=0.5), index=order, average=average)
+    assert_same(est, ref)
+
+
+def test_fit_stops_after_an_epoch_without_update():
+    X = np.array([[-2.0, 0.0], [2.0, 0.0]] * 10)
+    y = np.array([0, 1] * 10)
+    est = KernelPerceptron(kernel="linear", max_iter=50, shuffle=False).fit(X, y)
+    assert est.n_iter_ == 2  # one epoch with the first mistake, one clean
+    assert est.n_mistakes_ == 1
+
+
+def test_sample_weight_scales_steps_and_zero_weight_drops_rows():
+    X, y = make_stream(300, 2, False, seed=9)
+    classes = np.unique(y)
+    w = np.random.RandomState(0).uniform(0.1, 3.0, size=300)
+    w[::7] = 0.0
+    est = KernelPerceptron(gamma=0.5).partial_fit(X, y, classes=classes, sample_weight=w)
+    keep = w > 0
+    ref = reference_run(
+        X[keep], y[keep], classes, perceptron_rule, "rbf", dict(gamma=0.5), weights=w[keep], index=np.flatnonzero(keep)
+    )
+    assert_same(est, ref)
+
+
+def test_fit_equals_partial_fit_without_shuffle():
+    X, y = make_stream(400, 3, True, seed=2)
+    a = KernelPassiveAggressive(gamma=0.5, shuffle=False, max_iter=1).fit(X, y)
+    b = KernelPassiveAggressive(gamma=0.5).partial_fit(X, y, classes=np.unique(y))
+    assert a.n_mistakes_ == b.n_mistakes_
+    np.testing.assert_array_equal(a.support_, b.support_)
+    np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, rtol=0, atol=1e-12)

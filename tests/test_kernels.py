@@ -1,0 +1,70 @@
+"""The kernel module against sklearn.metrics.pairwise."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.svm import SVC
+
+from sklearn_budget import KernelPerceptron
+from sklearn_budget.kernels import KERNELS, Kernel, resolve_gamma
+
+PARAMS = dict(gamma=0.3, degree=2, coef0=0.5)
+
+
+def data(sparse, nonneg=False):
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 6)
+    X[2] = 0.0  # a zero row (cosine maps it to zero)
+    X[rng.rand(30, 6) < 0.3] = 0.0
+    X = np.abs(X) if nonneg else X
+    return sp.csr_matrix(X) if sparse else X
+
+
+def test_every_pairwise_kernel_name_except_precomputed():
+    from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS
+
+    assert set(KERNELS) == set(PAIRWISE_KERNEL_FUNCTIONS) - {"precomputed"}
+
+
+# The chi2 kernels are defined for dense input only.
+CASES = [(name, sparse) for name in KERNELS for sparse in (False, True) if not (sparse and "chi2" in name)]
+
+
+@pytest.mark.parametrize("name, sparse", CASES)
+def test_matrix_and_diagonal_match_pairwise_kernels(name, sparse):
+    X = data(sparse, nonneg="chi2" in name)
+    k = Kernel(name, **PARAMS)
+    expected = pairwise_kernels(X, X, metric=name, filter_params=True, **PARAMS)
+    np.testing.assert_allclose(k(X, X), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(k.diag(X), np.diag(expected), rtol=1e-12, atol=1e-12)
+
+
+def test_callable_kernel_with_params():
+    def k_fn(a, b, scale=1.0):
+        return scale * float(np.dot(a, b)) + 1.0
+
+    X = data(False)
+    k = Kernel(k_fn, kernel_params={"scale": 2.0})
+    expected = 2.0 * X @ X.T + 1.0
+    np.testing.assert_allclose(k(X, X), expected)
+    np.testing.assert_allclose(k.diag(X), np.diag(expected))
+    est = KernelPerceptron(kernel=k_fn, kernel_params={"scale": 2.0}, max_iter=1)
+    est.partial_fit(X[:10], np.arange(10) % 2, classes=[0, 1])
+    assert est.n_mistakes_ >= 1
+
+
+def test_empty_sets_give_empty_matrices():
+    X = data(False)
+    assert Kernel("rbf", gamma=1.0)(X, X[:0]).shape == (30, 0)
+    assert Kernel("rbf", gamma=1.0)(X[:0], X).shape == (0, 30)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gamma_scale_and_auto_match_svc(sparse):
+    X = data(sparse) * 3.0
+    y = np.arange(30) % 2
+    for gamma in ("scale", "auto"):
+        svc = SVC(gamma=gamma).fit(X, y)
+        assert resolve_gamma(gamma, X) == pytest.approx(svc._gamma, rel=1e-12)
+    assert resolve_gamma(0.25, X) == 0.25
