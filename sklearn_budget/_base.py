@@ -36,7 +36,8 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, gen_batches
+from sklearn.utils._chunking import get_chunk_n_rows
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
@@ -613,8 +614,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         scores = np.empty((X.shape[0], self.dual_coef_.shape[0]))
-        for start in range(0, X.shape[0], 4 * _BLOCK_SIZE):
-            sl = slice(start, start + 4 * _BLOCK_SIZE)
+        # Rows per kernel block within sklearn's working_memory setting.
+        chunk = get_chunk_n_rows(row_bytes=8 * max(1, self.dual_coef_.shape[1]), max_n_rows=X.shape[0])
+        for sl in gen_batches(X.shape[0], max(1, chunk)):
             scores[sl] = safe_sparse_dot(self._kernel(X[sl], self.support_vectors_), self.dual_coef_.T)
         return scores[:, 0] if self._binary else scores
 
