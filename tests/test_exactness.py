@@ -235,3 +235,21 @@ def test_fit_equals_partial_fit_without_shuffle():
     assert a.n_mistakes_ == b.n_mistakes_
     np.testing.assert_array_equal(a.support_, b.support_)
     np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, rtol=0, atol=1e-12)
+
+
+def test_average_stays_exact_over_a_million_rounds():
+    # Separable 1-D data: the Stoptron fills its budget in the first rounds
+    # and is never wrong again, so member i, added after round t_i with
+    # coefficient a_i, has exact average a_i (T - t_i) / T after T rounds.
+    T = 1_000_000
+    rng = np.random.RandomState(0)
+    y = np.where(rng.rand(T) < 0.5, -1, 1)
+    X = (y * (1.0 + rng.rand(T)))[:, None]
+    est = Stoptron(budget=3, kernel="linear", average=True)
+    for start in range(0, T, 250_000):
+        est.partial_fit(X[start : start + 250_000], y[start : start + 250_000], classes=[-1, 1])
+    ref = reference_run(X[:50], y[:50], [-1, 1], stoptron_rule(3), "linear", {})
+    assert est.n_mistakes_ == ref[0]
+    np.testing.assert_array_equal(est.support_, ref[1])
+    expected = ref[2] * (T - (ref[1] + 1)) / T
+    np.testing.assert_allclose(est.dual_coef_, expected, rtol=1e-13, atol=0)
