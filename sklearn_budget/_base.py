@@ -70,7 +70,9 @@ def _vstack(A, B):
 class _Block:
     """Kernel work of the block being played (see the module docstring)."""
 
-    __slots__ = ("Kc", "Z", "F", "diag", "index", "j", "t0", "retired_cols")
+    # ``prefix``: members 0..prefix-1 sit in columns 0..prefix-1 of ``Kc``,
+    # so products with them use a view of ``Kc`` instead of a gather.
+    __slots__ = ("Kc", "Z", "F", "diag", "index", "j", "prefix", "retired_cols")
 
 
 class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
@@ -270,6 +272,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         last = self._n - 1
         col = self._cols[pos]
         blk.F[j + 1 :] -= np.outer(blk.Kc[j + 1 :, col], self._alpha[:, pos])
+        blk.prefix = min(blk.prefix, pos)
         if self.average:
             # The exact average keeps what the member contributed while it
             # was in the support set (ALGORITHMS.md, Online-to-batch).
@@ -297,7 +300,8 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         n = self._n
         self._sync_average(slice(0, n))
         self._alpha[:, :n] += delta
-        blk.F[blk.j + 1 :] += blk.Kc[blk.j + 1 :, self._cols[:n]] @ delta.T
+        rest, p = blk.Kc[blk.j + 1 :], blk.prefix
+        blk.F[blk.j + 1 :] += rest[:, :p] @ delta[:, :p].T + rest[:, self._cols[p:n]] @ delta[:, p:].T
         self._updated = True
 
     def _scale_coef(self, factor):
@@ -373,6 +377,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         blk.index = index
         blk.retired_cols = []
         self._cols[:m0] = np.arange(m0)
+        blk.prefix = m0
         blk.F = F = blk.Kc[:, :m0] @ self._alpha[:, :m0].T
         kmax = np.abs(blk.Kc).max(initial=0.0)
         i, candidates = 0, None
