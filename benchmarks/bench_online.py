@@ -88,7 +88,10 @@ def bench(name, X, y, gamma):
         ("KernelPassiveAggressive", KernelPassiveAggressive(C=1.0, gamma=gamma), pa1_step),
     ]
     print(f"\n{name}: {X.shape[0]} rounds, {X.shape[1]} features, rbf gamma={gamma}")
-    head = f"{'estimator':24s} {'|S|':>6s} {'ours s':>8s} {'naive s':>8s} {'speed-up':>9s} {'kernel %':>9s} {'same':>5s}"
+    head = (
+        f"{'estimator':24s} {'|S|':>6s} {'ours s':>8s} {'naive s':>8s} "
+        f"{'speed-up':>9s} {'kernel %':>9s} {'same':>5s}"
+    )
     print(head)
     print("-" * len(head))
     for label, est, step in cases:

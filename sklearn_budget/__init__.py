@@ -3,16 +3,23 @@
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from ._budget_perceptron import BudgetPerceptron, TighterBudgetPerceptron
+from ._forgetron import Forgetron
 from ._passive_aggressive import KernelPassiveAggressive
 from ._perceptron import KernelPerceptron, Stoptron
 from ._projectron import Projectron, ProjectronPlusPlus
+from ._random_budget import RandomizedBudgetPerceptron
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BudgetPerceptron",
+    "Forgetron",
     "KernelPassiveAggressive",
     "KernelPerceptron",
     "Projectron",
     "ProjectronPlusPlus",
+    "RandomizedBudgetPerceptron",
     "Stoptron",
+    "TighterBudgetPerceptron",
 ]

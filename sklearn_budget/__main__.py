@@ -36,8 +36,13 @@ def demo(n_samples=10000, n_test=5000, random_state=0, out=sys.stdout):
         "Stoptron(budget=500)": Stoptron(budget=500, gamma=1.0),
         "KernelPassiveAggressive(PA-I)": KernelPassiveAggressive(C=1.0, gamma=1.0),
     }
-    print(f"Synthetic data: {n_samples} training rounds, {n_test} test rows, rbf kernel gamma=1", file=out)
-    header = f"{'estimator':32s} {'online err %':>12s} {'|S|':>6s} {'test acc %':>10s} {'seconds':>8s}"
+    print(
+        f"Synthetic data: {n_samples} training rounds, {n_test} test rows, rbf kernel gamma=1",
+        file=out,
+    )
+    header = (
+        f"{'estimator':32s} {'online err %':>12s} {'|S|':>6s} {'test acc %':>10s} {'seconds':>8s}"
+    )
     print(header, file=out)
     print("-" * len(header), file=out)
     for name, est in estimators.items():

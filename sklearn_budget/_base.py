@@ -43,8 +43,8 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import (
     _check_sample_weight,
-    check_is_fitted,
     check_consistent_length,
+    check_is_fitted,
     check_non_negative,
     column_or_1d,
     validate_data,
@@ -301,7 +301,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._sync_average(slice(0, n))
         self._alpha[:, :n] += delta
         rest, p = blk.Kc[blk.j + 1 :], blk.prefix
-        blk.F[blk.j + 1 :] += rest[:, :p] @ delta[:, :p].T + rest[:, self._cols[p:n]] @ delta[:, p:].T
+        blk.F[blk.j + 1 :] += (
+            rest[:, :p] @ delta[:, :p].T + rest[:, self._cols[p:n]] @ delta[:, p:].T
+        )
         self._updated = True
 
     def _scale_coef(self, factor):
@@ -450,7 +452,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             classes = unique_labels(y)
         unseen = np.setdiff1d(unique_labels(y), classes)
         if unseen.size:
-            raise ValueError(f"y contains labels {unseen.tolist()} that are not in classes={classes.tolist()}.")
+            raise ValueError(
+                f"y contains labels {unseen.tolist()} that are not in classes={classes.tolist()}."
+            )
         if len(classes) < 2:
             raise ValueError(
                 f"The number of classes has to be greater than one; got {len(classes)} class"
@@ -504,7 +508,8 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         X, y_enc, w, classes = self._validate_fit_input(X, y, sample_weight, None, reset=reset)
         if warm and not np.array_equal(classes, self.classes_):
             raise ValueError(
-                f"The classes of y {classes.tolist()} differ from those of the warm-started model {self.classes_.tolist()}."
+                f"The classes of y {classes.tolist()} differ from those of the "
+                f"warm-started model {self.classes_.tolist()}."
             )
         self.classes_ = classes
         self._binary = len(classes) == 2
@@ -557,7 +562,8 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         elif classes is not None:
             if not np.array_equal(self.classes_, unique_labels(classes)):
                 raise ValueError(
-                    f"`classes={classes!r}` is not the same as on last call to partial_fit, was: {self.classes_!r}"
+                    f"`classes={classes!r}` is not the same as on last call to "
+                    f"partial_fit, was: {self.classes_!r}"
                 )
         if not first:
             classes = self.classes_
@@ -620,9 +626,13 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         X = self._validate_X(X, reset=False)
         scores = np.empty((X.shape[0], self.dual_coef_.shape[0]))
         # Rows per kernel block within sklearn's working_memory setting.
-        chunk = get_chunk_n_rows(row_bytes=8 * max(1, self.dual_coef_.shape[1]), max_n_rows=X.shape[0])
+        chunk = get_chunk_n_rows(
+            row_bytes=8 * max(1, self.dual_coef_.shape[1]), max_n_rows=X.shape[0]
+        )
         for sl in gen_batches(X.shape[0], max(1, chunk)):
-            scores[sl] = safe_sparse_dot(self._kernel(X[sl], self.support_vectors_), self.dual_coef_.T)
+            scores[sl] = safe_sparse_dot(
+                self._kernel(X[sl], self.support_vectors_), self.dual_coef_.T
+            )
         return scores[:, 0] if self._binary else scores
 
     def predict(self, X):

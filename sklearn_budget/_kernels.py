@@ -9,8 +9,6 @@ blocks of rows against the support set (see ``sklearn_budget._base``).
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
@@ -135,7 +133,9 @@ class Kernel:
         if callable(kernel):
             # Through pairwise_kernels, so the callable sees rows exactly as
             # it does for the kernel matrix.
-            return np.array([self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(n)], dtype=np.float64)
+            return np.array(
+                [self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(n)], dtype=np.float64
+            )
         if kernel in ("rbf", "laplacian", "chi2"):
             return np.ones(n)
         if kernel == "additive_chi2":
@@ -156,12 +156,3 @@ class Kernel:
 def is_nonnegative_kernel(kernel):
     """Whether ``kernel`` only accepts non-negative dense input."""
     return isinstance(kernel, str) and kernel in NONNEGATIVE_KERNELS
-
-
-def check_kernel_name(kernel):
-    if isinstance(kernel, str) and kernel not in KERNELS:
-        raise ValueError(f"The 'kernel' parameter must be one of {KERNELS} or a callable. Got {kernel!r} instead.")
-    return kernel
-
-
-

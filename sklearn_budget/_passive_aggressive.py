@@ -106,5 +106,3 @@ class KernelPassiveAggressive(KernelPerceptron):
         else:
             tau = loss / (sq_norm + 0.5 / self.C)
         self._add_member(weight * tau * self._direction(y, f))
-
-

@@ -86,9 +86,9 @@ _ATTRIBUTES_DOC = """
 
 
 def _doc(text, random_extra=""):
-    return text.replace("{common}", _COMMON_PARAMS_DOC.replace("RANDOM_EXTRA", random_extra)).replace(
-        "{attributes}", _ATTRIBUTES_DOC
-    )
+    return text.replace(
+        "{common}", _COMMON_PARAMS_DOC.replace("RANDOM_EXTRA", random_extra)
+    ).replace("{attributes}", _ATTRIBUTES_DOC)
 
 
 class KernelPerceptron(BaseKernelOnlineClassifier):

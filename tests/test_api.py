@@ -31,7 +31,9 @@ def state(est):
 def test_pipeline_and_grid_search_over_budget_gamma_and_C():
     X, y = blobs(240)
     pipe = make_pipeline(StandardScaler(), Stoptron(random_state=0))
-    grid = GridSearchCV(pipe, {"stoptron__budget": [5, 40], "stoptron__gamma": [0.1, 1.0]}, cv=3, n_jobs=2)
+    grid = GridSearchCV(
+        pipe, {"stoptron__budget": [5, 40], "stoptron__gamma": [0.1, 1.0]}, cv=3, n_jobs=2
+    )
     grid.fit(X, y)
     assert grid.best_score_ > 0.8
     assert len(grid.best_estimator_[-1].support_) <= grid.best_params_["stoptron__budget"]

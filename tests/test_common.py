@@ -1,6 +1,5 @@
 """scikit-learn API compliance of every estimator."""
 
-import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import (
     check_dataframe_column_names_consistency,
@@ -8,14 +7,40 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
-from sklearn_budget import KernelPassiveAggressive, KernelPerceptron, Stoptron
+from sklearn_budget import (
+    BudgetPerceptron,
+    Forgetron,
+    KernelPassiveAggressive,
+    KernelPerceptron,
+    Projectron,
+    ProjectronPlusPlus,
+    RandomizedBudgetPerceptron,
+    Stoptron,
+    TighterBudgetPerceptron,
+)
 
 ESTIMATORS = [
     KernelPerceptron(),
+    KernelPerceptron(kernel="chi2"),
     Stoptron(budget=50),
     KernelPassiveAggressive(),
     KernelPassiveAggressive(loss="squared_hinge", kernel="linear"),
-    KernelPerceptron(kernel="chi2"),
+    Projectron(),
+    Projectron(eta="adaptive"),
+    ProjectronPlusPlus(),
+    ProjectronPlusPlus(eta="adaptive"),
+    Forgetron(budget=20),
+    Forgetron(budget=20, shrink=0.9),
+    RandomizedBudgetPerceptron(budget=20),
+    # The Budget Perceptron degrades with more epochs on overlapping classes
+    # (Weston et al. 2005), such as the blobs of check_classifiers_train: one
+    # epoch keeps it above the check's accuracy threshold.
+    BudgetPerceptron(budget=50, max_iter=1),
+    BudgetPerceptron(budget=50, update="mira", max_iter=1),
+    TighterBudgetPerceptron(budget=50, max_iter=1),
+    TighterBudgetPerceptron(budget=20, error_set="all"),
+    TighterBudgetPerceptron(budget=20, error_set="random"),
+    TighterBudgetPerceptron(budget=20, error_set="flip", update="nobias_svm"),
 ]
 
 _MISTAKE_DRIVEN = (
@@ -48,6 +73,12 @@ def test_dataframe_column_names_consistency(estimator):
     check_dataframe_column_names_consistency(type(estimator).__name__, estimator)
 
 
-def test_constraints_list_exactly_the_constructor_parameters():
-    for est in ESTIMATORS:
-        assert set(est._parameter_constraints) == set(est.get_params())
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: repr(e))
+def test_constraints_list_exactly_the_constructor_parameters(estimator):
+    assert set(estimator._parameter_constraints) == set(estimator.get_params())
+
+
+def test_every_public_estimator_is_checked():
+    import sklearn_budget
+
+    assert {type(e).__name__ for e in ESTIMATORS} == set(sklearn_budget.__all__)

@@ -40,7 +40,11 @@ def reference_run(X, y, classes, rule, kernel, kernel_kw, weights=None, index=No
     for t in range(n):
         x = X[t : t + 1]
         if members:
-            S = sp.vstack([m[1] for m in members]) if sp.issparse(X) else np.vstack([m[1] for m in members])
+            S = (
+                sp.vstack([m[1] for m in members])
+                if sp.issparse(X)
+                else np.vstack([m[1] for m in members])
+            )
             k = pairwise_kernels(x, S, metric=kernel, **kernel_kw)[0]
             f = np.array([m[2] for m in members]).T @ k
         else:
@@ -94,10 +98,10 @@ def stoptron_rule(budget):
 
 def pa_rule(C, loss):
     def rule(margin, kxx, n):
-        l = max(0.0, 1.0 - margin)
-        if l == 0 or kxx <= 0:
+        hinge = max(0.0, 1.0 - margin)
+        if hinge == 0 or kxx <= 0:
             return 0.0
-        return min(C, l / kxx) if loss == "hinge" else l / (kxx + 0.5 / C)
+        return min(C, hinge / kxx) if loss == "hinge" else hinge / (kxx + 0.5 / C)
 
     return rule
 
@@ -203,7 +207,9 @@ def test_fit_plays_shuffled_epochs(case, average):
     # drawn from RandomState(42), rows identified by their index in X.
     rng = np.random.RandomState(42)
     order = np.concatenate([rng.permutation(150) for _ in range(est.n_iter_)])
-    ref = reference_run(X[order], y[order], classes, rule, "rbf", dict(gamma=0.5), index=order, average=average)
+    ref = reference_run(
+        X[order], y[order], classes, rule, "rbf", dict(gamma=0.5), index=order, average=average
+    )
     assert_same(est, ref)
 
 
@@ -223,7 +229,14 @@ def test_sample_weight_scales_steps_and_zero_weight_drops_rows():
     est = KernelPerceptron(gamma=0.5).partial_fit(X, y, classes=classes, sample_weight=w)
     keep = w > 0
     ref = reference_run(
-        X[keep], y[keep], classes, perceptron_rule, "rbf", dict(gamma=0.5), weights=w[keep], index=np.flatnonzero(keep)
+        X[keep],
+        y[keep],
+        classes,
+        perceptron_rule,
+        "rbf",
+        dict(gamma=0.5),
+        weights=w[keep],
+        index=np.flatnonzero(keep),
     )
     assert_same(est, ref)
 

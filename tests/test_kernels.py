@@ -28,7 +28,12 @@ def test_every_pairwise_kernel_name_except_precomputed():
 
 
 # The chi2 kernels are defined for dense input only.
-CASES = [(name, sparse) for name in KERNELS for sparse in (False, True) if not (sparse and "chi2" in name)]
+CASES = [
+    (name, sparse)
+    for name in KERNELS
+    for sparse in (False, True)
+    if not (sparse and "chi2" in name)
+]
 
 
 @pytest.mark.parametrize("name, sparse", CASES)

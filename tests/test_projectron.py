@@ -10,11 +10,6 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import (
-    check_dataframe_column_names_consistency,
-    check_param_validation,
-    parametrize_with_checks,
-)
 
 from sklearn_budget import KernelPerceptron, Projectron, ProjectronPlusPlus
 from sklearn_budget._kernels import KERNELS as ALL_KERNELS
@@ -357,42 +352,6 @@ def test_adaptive_threshold_follows_U():
         len(Projectron(eta="adaptive", U=U, gamma=0.1).fit(X, y).support_) for U in (0.5, 2.0, 50.0)
     ]
     assert sizes[0] < sizes[1] < sizes[2]
-
-
-def _expected_failed_checks(estimator):
-    reason = (
-        "The steps are taken on mistakes and margin errors, so a sample of weight 2 "
-        "(one step of size 2) is not two copies of it (the second copy may not be a "
-        "mistake any more)."
-    )
-    return {
-        "check_sample_weight_equivalence_on_dense_data": reason,
-        "check_sample_weight_equivalence_on_sparse_data": reason,
-    }
-
-
-@parametrize_with_checks(
-    [
-        Projectron(),
-        ProjectronPlusPlus(),
-        Projectron(eta="adaptive"),
-        ProjectronPlusPlus(eta="adaptive"),
-    ],
-    expected_failed_checks=_expected_failed_checks,
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
-
-
-@pytest.mark.parametrize("Estimator", [Projectron, ProjectronPlusPlus])
-def test_param_validation(Estimator):
-    check_param_validation(Estimator.__name__, Estimator())
-
-
-@pytest.mark.parametrize("Estimator", [Projectron, ProjectronPlusPlus])
-def test_dataframe_column_names(Estimator):
-    pytest.importorskip("pandas")
-    check_dataframe_column_names_consistency(Estimator.__name__, Estimator())
 
 
 @pytest.mark.parametrize("Estimator", [Projectron, ProjectronPlusPlus])

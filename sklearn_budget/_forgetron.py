@@ -1,0 +1,244 @@
+"""The Forgetron: a kernel Perceptron on a fixed budget."""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._perceptron import KernelPerceptron, _doc
+
+# The self-tuned Forgetron keeps the sum of the removal costs Psi below
+# 15/32 of the mistakes (Dekel et al. 2005, Eq. 3 and 4).
+_PSI_RATE = 15.0 / 32.0
+
+# Smallest positive normal float.
+_TINY = np.finfo(np.float64).tiny
+
+
+class Forgetron(KernelPerceptron):
+    __doc__ = _doc(
+        """Forgetron: the kernel Perceptron on a fixed budget (Dekel et al., 2005).
+
+    On a prediction mistake the example joins the support set with weight
+    ``sigma = 1`` (coefficient ``y_t``, times its sample weight), every
+    coefficient is then multiplied by a shrink factor ``phi``, and, if the
+    support set now holds more than ``budget`` examples, the oldest one is
+    removed. ``shrink`` selects how ``phi`` is chosen:
+
+    - ``'self-tuned'``: the Forgetron of Dekel, Shalev-Shwartz and Singer
+      (Fig. 1). Only rounds that remove a member shrink; ``phi`` is the
+      largest value in ``(0, 1]`` such that ``Psi(phi) + Q <= (15/32) M``,
+      where ``M`` counts the mistakes, ``Q`` sums the past values of
+      ``Psi`` and ``Psi(phi) = (sigma_r phi)^2 + 2 sigma_r phi (1 - phi mu)``,
+      with ``sigma_r`` the weight of the oldest member ``r`` and
+      ``mu = y_r f'(x_r)`` its margin under the hypothesis ``f'`` that
+      already includes the new example. The constraint is quadratic in
+      ``phi`` and is solved in closed form.
+    - a float in ``(0, 1)``: the Forgetron with a constant shrink factor
+      analysed by Sutskever (2009): every mistake multiplies the
+      coefficients by ``shrink``.
+    - ``1.0``: no shrinking; the oldest member is simply removed (the
+      "remove-oldest" budget Perceptron of Dekel et al., Sec. 3).
+
+    The support set never holds more than ``budget`` examples between
+    rounds.
+
+    Parameters
+    ----------
+    budget : int, default=100
+        Maximum number of support vectors.
+
+    shrink : 'self-tuned' or float in (0, 1], default='self-tuned'
+        How the coefficients are shrunk on a mistake: the self-tuned rule,
+        or a constant factor (``1.0`` never shrinks).
+{common}
+    Attributes
+    ----------{attributes}
+    See Also
+    --------
+    RandomizedBudgetPerceptron : Removes a uniformly drawn member instead.
+    BudgetPerceptron : Removes the member best classified without itself.
+    Stoptron : Stops learning once the budget is full.
+
+    Notes
+    -----
+    Decisions taken where the paper is ambiguous:
+
+    - Removal happens when the support set holds *more* than ``budget``
+      members after the insertion, as the text says; the ``|I'_t| < B`` test
+      of Fig. 1 is read as ``|I'_t| <= B``.
+    - The shrink is applied to the hypothesis after the insertion, so the
+      new example's weight is shrunk as well (Fig. 1). For a constant
+      factor this is Sutskever's update ``f <- shrink f + y_t k(x_t, .)``
+      multiplied by ``shrink``: the signs of the scores, hence the mistakes
+      and support sets, are the same.
+    - The weights ``sigma_i`` are the products of the factors applied
+      since member ``i`` entered, kept per member. They never accumulate
+      over the whole stream, only over the at most ``budget + 1`` mistakes
+      a member survives, so no running product can underflow with the
+      stream length. A weight that falls below the smallest normal float
+      (about ``2.2e-308``, after some 440 mistakes at ``shrink=0.2``) is set
+      to exactly zero. A sample weight ``w`` multiplies the coefficient
+      (``alpha_i = w_i sigma_i y_i``) but not ``sigma_i``, and a mistake
+      counts once in ``M`` whatever its weight.
+    - With more than two classes, member ``i`` has the unit direction
+      ``v_i`` of its update (``+1`` on its class, ``-1`` on the class it was
+      confused with) and ``alpha_i = w_i sigma_i v_i``. The self-tuned rule
+      uses ``mu = v_r . f'(x_r)`` and the squared norm of the removed term,
+      ``Psi(phi) = ||v_r||^2 (sigma_r phi)^2 + 2 sigma_r phi (1 - phi mu)``
+      (``||v_r||^2 = 2``; the paper's bound ``k(x, x) <= 1`` is kept). With
+      two classes it is the formula above.
+
+    The guarantees of the paper (a mistake bound against any competitor of
+    norm at most ``U = (1/4) sqrt((B + 1) / log(B + 1))``) assume
+    ``k(x, x) <= 1``, which holds for the Gaussian kernel.
+
+    With ``average=True`` the averaged hypothesis keeps the exact
+    contribution of every member that was ever in the support set, so it
+    may have more than ``budget`` support vectors.
+
+    Each update costs ``O(budget)`` besides the kernel row of the example
+    (the engine keeps the Gram matrix of the members, so ``f'(x_r)`` needs
+    no kernel evaluation), and the memory is ``O(budget^2)`` whatever the
+    length of the stream.
+
+    References
+    ----------
+    O. Dekel, S. Shalev-Shwartz and Y. Singer. The Forgetron: a kernel-based
+    Perceptron on a fixed budget. NIPS 2005.
+
+    I. Sutskever. A simpler unified analysis of budget Perceptrons. ICML 2009.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from sklearn_budget import Forgetron
+    >>> X, y = make_moons(n_samples=300, noise=0.1, random_state=0)
+    >>> clf = Forgetron(budget=30, gamma=2.0, random_state=0).fit(X, y)
+    >>> len(clf.support_) <= 30
+    True
+    >>> clf.score(X, y) > 0.8
+    True
+    """
+    )
+
+    _parameter_constraints: dict = {
+        **KernelPerceptron._parameter_constraints,
+        "budget": [Interval(Integral, 1, None, closed="left")],
+        "shrink": [StrOptions({"self-tuned"}), Interval(Real, 0.0, 1.0, closed="right")],
+    }
+
+    # f'(x_r) of the oldest member is read from the Gram matrix of the members.
+    _keeps_gram = True
+
+    def __init__(
+        self,
+        budget=100,
+        *,
+        shrink="self-tuned",
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        kernel_params=None,
+        max_iter=5,
+        shuffle=True,
+        average=False,
+        warm_start=False,
+        random_state=None,
+    ):
+        super().__init__(
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+            max_iter=max_iter,
+            shuffle=shuffle,
+            average=average,
+            warm_start=warm_start,
+            random_state=random_state,
+        )
+        self.budget = budget
+        self.shrink = shrink
+
+    def _reset_rule(self):
+        n_rows = self._alpha.shape[0]
+        # Members never exceed budget + 1, and only during an update.
+        self._sigma = np.zeros(self.budget + 1)
+        self._unit = np.zeros((n_rows, self.budget + 1))
+        self._Q = 0.0
+        self._M = 0
+
+    def _on_add(self, k, kxx):
+        n = self._n
+        if n > self._sigma.shape[0]:
+            # Only after set_params(budget=...) on a warm-started model.
+            self._sigma = np.resize(self._sigma, 2 * n)
+            self._unit = np.concatenate([self._unit, np.zeros_like(self._unit)], axis=1)
+
+    def _on_remove(self, pos, last):
+        self._sigma[pos] = self._sigma[last]
+        self._unit[:, pos] = self._unit[:, last]
+
+    def _margin_threshold(self):
+        return 0.0
+
+    def _oldest(self):
+        # Position order is not insertion order after swap-removals.
+        return int(np.argmin(self._born[: self._n]))
+
+    def _self_tuned_phi(self, r):
+        """Largest phi in (0, 1] with Psi(phi) + Q <= (15/32) M (Fig. 1, step 2)."""
+        n = self._n
+        f_r = self._alpha[:, :n] @ self._gram[:n, r]  # f'(x_r): includes x_t
+        v = self._unit[:, r]
+        mu = float(v @ f_r)
+        s = float(self._sigma[r])
+        # Psi(phi) = a phi^2 + b phi; the constraint is a phi^2 + b phi + c <= 0
+        # with c < 0 (Q <= 15/32 (M - 1)), so phi = 0 is always feasible.
+        a = float(v @ v) * s * s - 2.0 * s * mu
+        b = 2.0 * s
+        c = self._Q - _PSI_RATE * self._M
+        if a + b + c <= 0.0:
+            phi = 1.0
+        else:
+            # The root of a phi^2 + b phi + c between 0 and 1, in the form
+            # that stays accurate for a > 0, a = 0 and a < 0.
+            phi = -2.0 * c / (b + np.sqrt(max(b * b - 4.0 * a * c, 0.0)))
+        return phi, a * phi * phi + b * phi
+
+    def _update(self, y, f, margin, k, kxx, weight):
+        self._M += 1
+        v = self._direction(y, f)
+        pos = self._add_member(weight * v)  # step (1): sigma_t = 1
+        self._sigma[pos] = 1.0
+        self._unit[:, pos] = v
+        if self.shrink != "self-tuned" and self.shrink < 1.0:
+            self._shrink(float(self.shrink))  # Sutskever: shrink on every mistake
+        while self._n > self.budget:
+            r = self._oldest()
+            if self.shrink == "self-tuned":
+                phi, psi = self._self_tuned_phi(r)  # step (2)
+                self._Q += psi
+                if phi < 1.0:
+                    self._shrink(phi)
+            self._remove_member(r)  # step (3)
+
+    def _shrink(self, phi):
+        n = self._n
+        self._scale_coef(phi)
+        sigma = self._sigma[:n]
+        sigma *= phi
+        gone = (sigma > 0.0) & (sigma < _TINY)
+        if gone.any():
+            # A weight this small contributes below the resolution of any
+            # score; setting it to exactly zero keeps subnormal numbers,
+            # which are slow, out of the arithmetic.
+            sigma[gone] = 0.0
+            delta = np.zeros((self._alpha.shape[0], n))
+            delta[:, gone] = -self._alpha[:, :n][:, gone]
+            self._add_to_coef(delta)

@@ -1,0 +1,127 @@
+"""The Randomized Budget Perceptron."""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from ._perceptron import KernelPerceptron, _doc
+
+
+class RandomizedBudgetPerceptron(KernelPerceptron):
+    __doc__ = _doc(
+        """Randomized Budget Perceptron (Cavallanti, Cesa-Bianchi and Gentile, 2007).
+
+    The kernel Perceptron with a budget: on a prediction mistake, if the
+    support set already holds ``budget`` examples, one of them, drawn
+    uniformly at random, is removed; then the example joins the support set
+    with coefficient ``y_t`` (times its sample weight). With more than two
+    classes the update is the multiclass Perceptron's, on one shared support
+    set; the removal does not look at the classes.
+
+    Parameters
+    ----------
+    budget : int, default=100
+        Maximum number of support vectors.
+{common}
+    Attributes
+    ----------{attributes}
+    See Also
+    --------
+    Forgetron : Shrinks the coefficients and removes the oldest member.
+    BudgetPerceptron : Removes the member best classified without itself.
+    Stoptron : Stops learning once the budget is full.
+
+    Notes
+    -----
+    The removed member is drawn as ``r = rng.randint(budget)`` from a
+    ``numpy.random.RandomState`` seeded by ``random_state`` when the stream
+    starts, and ``r`` is read as a rank in *insertion order*: the ``r``-th
+    oldest member is removed. Members are stored in another order
+    internally, so this convention is what makes a run reproducible by any
+    implementation that keeps its members in insertion order. The generator
+    is drawn from only when a removal happens and persists across
+    ``partial_fit`` calls.
+
+    Sutskever (2009) shows that the random removal is an unbiased
+    (noisy) gradient step of an L2 regulariser, which gives the algorithm
+    its mistake bound.
+
+    With ``average=True`` the averaged hypothesis keeps the exact
+    contribution of every member that was ever in the support set, so it
+    may have more than ``budget`` support vectors.
+
+    Each update costs ``O(budget)`` besides the kernel row of the example;
+    memory is ``O(budget)`` whatever the length of the stream.
+
+    References
+    ----------
+    G. Cavallanti, N. Cesa-Bianchi and C. Gentile. Tracking the best
+    hyperplane with a simple budget Perceptron. Machine Learning 69, 2007.
+
+    I. Sutskever. A simpler unified analysis of budget Perceptrons. ICML 2009.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from sklearn_budget import RandomizedBudgetPerceptron
+    >>> X, y = make_moons(n_samples=300, noise=0.1, random_state=0)
+    >>> clf = RandomizedBudgetPerceptron(budget=30, gamma=2.0, random_state=0)
+    >>> clf = clf.fit(X, y)
+    >>> len(clf.support_) <= 30
+    True
+    >>> clf.score(X, y) > 0.8
+    True
+    """,
+        random_extra=" and, when the stream starts, the generator of the random removals",
+    )
+
+    _parameter_constraints: dict = {
+        **KernelPerceptron._parameter_constraints,
+        "budget": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        budget=100,
+        *,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        kernel_params=None,
+        max_iter=5,
+        shuffle=True,
+        average=False,
+        warm_start=False,
+        random_state=None,
+    ):
+        super().__init__(
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+            max_iter=max_iter,
+            shuffle=shuffle,
+            average=average,
+            warm_start=warm_start,
+            random_state=random_state,
+        )
+        self.budget = budget
+
+    def _margin_threshold(self):
+        return 0.0
+
+    def _update(self, y, f, margin, k, kxx, weight):
+        coef = weight * self._direction(y, f)
+        while self._n >= self.budget:
+            n = self._n
+            r = self._rng.randint(n)
+            # The r-th member in insertion order (``_born`` values are distinct).
+            born = self._born[:n]
+            self._remove_member(int(np.argpartition(born, r)[r]))
+        self._add_member(coef)
