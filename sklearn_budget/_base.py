@@ -239,6 +239,14 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             self._acc[:, members] += self._alpha[:, members] * (t - self._stamp[members])
             self._stamp[members] = t
 
+    def _member_row(self, j):
+        """Kernel values of block row ``j`` with the current members."""
+        blk, p = self._blk, self._blk.prefix
+        row = blk.Kc[j]
+        if p == self._n:
+            return row[:p].copy()
+        return np.concatenate((row[:p], row[self._cols[p : self._n]]))
+
     def _add_member(self, coef):
         """Add the current row to the support set with coefficients ``coef``."""
         blk = self._blk
@@ -246,7 +254,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._grow(n + 1)
         col = blk.Kc.shape[1] - blk.Kc.shape[0] + j
         coef = np.asarray(coef, dtype=np.float64)
-        k = blk.Kc[j, self._cols[:n]]
+        k = self._member_row(j)
         if self._keeps_gram:
             self._gram[n, :n] = k
             self._gram[:n, n] = k
@@ -380,8 +388,11 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         blk.retired_cols = []
         self._cols[:m0] = np.arange(m0)
         blk.prefix = m0
-        blk.F = F = blk.Kc[:, :m0] @ self._alpha[:, :m0].T
-        kmax = np.abs(blk.Kc).max(initial=0.0)
+        # A contiguous copy of the coefficients keeps this product in BLAS.
+        blk.F = F = blk.Kc[:, :m0] @ np.ascontiguousarray(self._alpha[:, :m0].T)
+        kmax = self._kernel.abs_bound(blk.diag, np.concatenate([self._kdiag[:m0], blk.diag]))
+        if kmax is None:
+            kmax = np.abs(blk.Kc).max(initial=0.0)
         i, candidates = 0, None
         while i < b:
             thr = self._margin_threshold()
@@ -403,7 +414,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             c += 1
             self._t += j - i + 1
             n = self._n
-            k = blk.Kc[j, self._cols[:n]]
+            k = self._member_row(j)
             f = self._alpha[:, :n] @ k
             yj = yb[j]
             if self._binary:

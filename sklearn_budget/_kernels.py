@@ -126,6 +126,20 @@ class Kernel:
         K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=False, **self._params())
         return np.asarray(K, dtype=np.float64)
 
+    def abs_bound(self, diag_X, diag_Y):
+        """An upper bound of ``|k(x, y)|`` over ``x`` in X and ``y`` in Y, or None.
+
+        Takes the diagonals ``k(x, x)`` and ``k(y, y)``. Known only for
+        kernels bounded by 1 and, by Cauchy-Schwarz, for the linear kernel.
+        """
+        if self.kernel in ("rbf", "laplacian", "chi2", "cosine"):
+            return 1.0
+        if self.kernel == "linear":
+            mx = diag_X.max(initial=0.0)
+            my = diag_Y.max(initial=0.0)
+            return float(np.sqrt(mx * my))
+        return None
+
     def diag(self, X):
         """The values ``k(x, x)`` for each row of ``X``, without a Gram matrix."""
         kernel = self.kernel
