@@ -173,6 +173,15 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
     def _on_remove(self, pos, last):
         """Called before the member at ``pos`` is replaced by the one at ``last``."""
 
+    def _on_block_start(self, Xb, yb):
+        """Called once the kernel work of a block (``self._blk``) is set up."""
+
+    def _on_block_end(self):
+        """Called after the last round of a block, while ``self._blk`` is alive.
+
+        ``self._sv`` already holds the members' rows in position order.
+        """
+
     # ------------------------------------------------------------------
     # Helpers for update rules
     # ------------------------------------------------------------------
@@ -390,6 +399,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         blk.prefix = m0
         # A contiguous copy of the coefficients keeps this product in BLAS.
         blk.F = F = blk.Kc[:, :m0] @ np.ascontiguousarray(self._alpha[:, :m0].T)
+        self._on_block_start(Xb, yb)
         kmax = self._kernel.abs_bound(blk.diag, np.concatenate([self._kdiag[:m0], blk.diag]))
         if kmax is None:
             kmax = np.abs(blk.Kc).max(initial=0.0)
@@ -435,6 +445,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._sv = Z[self._cols[:n]]
         if blk.retired_cols:
             self._retired_sv = _vstack(self._retired_sv, Z[np.asarray(blk.retired_cols)])
+        self._on_block_end()
         self._blk = None
 
     # ------------------------------------------------------------------

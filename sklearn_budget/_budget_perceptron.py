@@ -458,14 +458,9 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
         self._E_pred = np.zeros(0, dtype=np.int64)  # 'flip': last prediction
         self._E_seen = 0  # 'random': rounds offered to the reservoir
 
-    def _play_block(self, Xb, yb, wb, index):
+    def _on_block_start(self, Xb, yb):
         if self.error_set == "support":
-            return super()._play_block(Xb, yb, wb, index)
-        self._E_start_block(Xb, yb)
-        super()._play_block(Xb, yb, wb, index)
-        self._E_end_block()
-
-    def _E_start_block(self, Xb, yb):
+            return
         b = Xb.shape[0]
         self._E_Xb, self._E_yb = Xb, yb
         self._E_P = self._E_src.shape[0]
@@ -537,7 +532,9 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
             K[~stored] = self._blk.Kc[np.ix_(src[~stored] - P, cols)]
         return K.T
 
-    def _E_end_block(self):
+    def _on_block_end(self):
+        if self.error_set == "support":
+            return
         if self.error_set in ("all", "random"):
             self._E_advance(self._E_Xb.shape[0] - 1)
         n = self._n
@@ -549,8 +546,8 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
         if stored.any():
             KT[stored] = self._E_stored_kernel(src[stored], cols)
         if not stored.all():
-            # ``_sv`` now holds the members in position order.
-            KT[~stored] = self._kernel(self._E_Xb[src[~stored] - P], self._sv)
+            # Rows of this block: their kernel values are in the block's matrix.
+            KT[~stored] = self._blk.Kc[np.ix_(src[~stored] - P, cols)]
         Z, Xb = self._E_X, self._E_Xb
         if not stored.all():
             if sp.issparse(Z) or sp.issparse(Xb):
