@@ -20,7 +20,9 @@ with the hypothesis of that moment, but does its kernel work in blocks:
    recomputed from the current coefficients and the round's kernel row, as
    the per-sample algorithm does. Rounds it skips are neither mistakes nor
    updates, so decisions, mistakes and support sets are those of the
-   per-sample algorithm.
+   per-sample algorithm. (As for any floating-point implementation, a score
+   that is mathematically exactly on a decision boundary, such as
+   ``f(x) = 0`` from cancelling terms, is decided by its rounding.)
 
 Members are stored in capacity buffers; a removal moves the last member
 into the freed place, so it costs O(1) per member array (O(|S|) for a cached
@@ -30,6 +32,7 @@ Gram matrix). ``support_`` is reported in order of the training stream.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import numbers
 from abc import abstractmethod
 from numbers import Integral, Real
 
@@ -61,6 +64,19 @@ _BLOCK_SIZE = 256
 _CANDIDATE_RTOL = 1e-9
 
 
+def _shuffle_rng(random_state):
+    """Generator of the shuffling of ``fit``.
+
+    An integer seed gives a stream independent of ``RandomState(seed)``,
+    which the algorithms' own draws use (removals, reservoir sampling), so
+    that the two never replay the same numbers.
+    """
+    if isinstance(random_state, numbers.Integral):
+        seq = np.random.SeedSequence(int(random_state)).spawn(1)[0]
+        return np.random.RandomState(np.random.MT19937(seq))
+    return check_random_state(random_state)
+
+
 def _vstack(A, B):
     if sp.issparse(A) or sp.issparse(B):
         return sp.vstack([sp.csr_matrix(A), sp.csr_matrix(B)], format="csr")
@@ -72,7 +88,10 @@ class _Block:
 
     # ``prefix``: members 0..prefix-1 sit in columns 0..prefix-1 of ``Kc``,
     # so products with them use a view of ``Kc`` instead of a gather.
-    __slots__ = ("Kc", "Z", "F", "diag", "index", "j", "prefix", "retired_cols")
+    # ``err``: bound on sum |term| over every term added into F in this block
+    # (scores at block start, then each update); the rounding of F is
+    # below eps * err, whatever was removed or shrunk since.
+    __slots__ = ("Kc", "Z", "F", "diag", "index", "j", "prefix", "retired_cols", "err", "kmax")
 
 
 class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
@@ -100,6 +119,10 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
 
     #: Whether the engine keeps the Gram matrix of the members (``_gram``).
     _keeps_gram = False
+
+    #: Parameters fixed for the whole of a stream: they shape its function
+    #: space or its state, so a stream cannot go on once they change.
+    _stream_params = ("kernel", "gamma", "degree", "coef0", "kernel_params", "average")
 
     @abstractmethod
     def __init__(
@@ -278,6 +301,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             self._stamp[n] = self._t
         self._n = n + 1
         blk.F[j + 1 :] += np.outer(blk.Kc[j + 1 :, col], coef)
+        blk.err += np.abs(coef).max() * blk.kmax
         self._updated = True
         self._on_add(k, blk.diag[j])
         return n
@@ -289,6 +313,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         last = self._n - 1
         col = self._cols[pos]
         blk.F[j + 1 :] -= np.outer(blk.Kc[j + 1 :, col], self._alpha[:, pos])
+        blk.err += np.abs(self._alpha[:, pos]).max() * blk.kmax
         blk.prefix = min(blk.prefix, pos)
         if self.average:
             # The exact average keeps what the member contributed while it
@@ -321,6 +346,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         blk.F[blk.j + 1 :] += (
             rest[:, :p] @ delta[:, :p].T + rest[:, self._cols[p:n]] @ delta[:, p:].T
         )
+        blk.err += np.abs(delta).sum(axis=1).max() * blk.kmax
         self._updated = True
 
     def _scale_coef(self, factor):
@@ -361,6 +387,8 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._retired_acc = []
         self._t = 0
         self._n_seen = 0
+        self._interrupted = False
+        self._stream_config = {name: getattr(self, name) for name in self._stream_params}
         self.n_mistakes_ = 0
         self._rng = check_random_state(self.random_state)
         self._reset_rule()
@@ -385,6 +413,17 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             sl = slice(start, start + _BLOCK_SIZE)
             self._play_block(X[sl], y[sl], w[sl], index[sl])
 
+    def _play_guarded(self, X, y, w, index):
+        """:meth:`_play`, marking the stream as broken if it stops half-way."""
+        try:
+            self._play(X, y, w, index)
+        except BaseException:
+            # Interrupted (KeyboardInterrupt, a failing callable kernel...):
+            # the public attributes still describe the last complete call.
+            self._interrupted = True
+            self._blk = None
+            raise
+
     def _play_block(self, Xb, yb, wb, index):
         b = Xb.shape[0]
         m0 = self._n
@@ -403,17 +442,18 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         kmax = self._kernel.abs_bound(blk.diag, np.concatenate([self._kdiag[:m0], blk.diag]))
         if kmax is None:
             kmax = np.abs(blk.Kc).max(initial=0.0)
+        blk.kmax = kmax
+        blk.err = np.abs(self._alpha[:, :m0]).sum(axis=1).max(initial=0.0) * kmax
         i, candidates = 0, None
         while i < b:
             thr = self._margin_threshold()
             if candidates is None:
-                # Candidate rounds for the rest of the block. The scores in F
-                # are exact up to eps * sum_i |alpha_i k_i| per update, far
-                # below the tolerance, so no round that needs an update (or
-                # is a mistake) is skipped.
+                # Candidate rounds for the rest of the block. The rounding of
+                # F is a few eps * blk.err per update, far below the
+                # tolerance, so no round that needs an update (or is a
+                # mistake) is skipped.
                 margins = self._margins(F[i:], yb[i:])
-                l1 = np.abs(self._alpha[:, : self._n]).sum(axis=1).max(initial=0.0)
-                tol = _CANDIDATE_RTOL * (1.0 + np.abs(F[i:]).max(axis=1) + l1 * kmax)
+                tol = _CANDIDATE_RTOL * (1.0 + np.abs(F[i:]).max(axis=1) + blk.err)
                 limit = 0.0 if thr is None else max(thr, 0.0)
                 candidates = i + np.flatnonzero(margins <= limit + tol)
                 c = 0
@@ -464,8 +504,47 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             check_non_negative(X, f"{type(self).__name__} with kernel={self.kernel!r}")
         return X
 
+    def _check_stream_continues(self):
+        """Refuse to go on with a stream that cannot be continued exactly."""
+        if self._interrupted:
+            raise ValueError(
+                "A previous call was interrupted in the middle of the stream, so the "
+                "model's state is inconsistent: call fit with warm_start=False to start "
+                "a new stream."
+            )
+        changed = []
+        for name, old in self._stream_config.items():
+            new = getattr(self, name)
+            try:
+                same = old is new or bool(old == new)
+            except (TypeError, ValueError):
+                same = False
+            if not same:
+                changed.append(f"{name}={old!r} -> {new!r}")
+        if changed:
+            raise ValueError(
+                f"Parameters fixed for the stream changed since it started ({', '.join(changed)}): "
+                "call fit with warm_start=False (or clone the estimator) to start a new stream."
+            )
+
     def _validate_fit_input(self, X, y, sample_weight, classes, reset):
         """Validate everything before any state is touched."""
+        # validate_data(reset=True) sets n_features_in_ and feature_names_in_
+        # before the checks that follow it: a rejected call restores them.
+        saved = {
+            k: v for k, v in vars(self).items() if k in ("n_features_in_", "feature_names_in_")
+        }
+        try:
+            return self._validate_fit_input_unsafe(X, y, sample_weight, classes, reset)
+        except Exception:
+            for name in ("n_features_in_", "feature_names_in_"):
+                if name in saved:
+                    setattr(self, name, saved[name])
+                else:
+                    vars(self).pop(name, None)
+            raise
+
+    def _validate_fit_input_unsafe(self, X, y, sample_weight, classes, reset):
         X = self._validate_X(X, reset=reset)
         check_classification_targets(y)
         y = column_or_1d(y, warn=True)
@@ -527,6 +606,8 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         """
         warm = self.warm_start and hasattr(self, "_alpha")
         reset = not warm
+        if warm:
+            self._check_stream_continues()
         X, y_enc, w, classes = self._validate_fit_input(X, y, sample_weight, None, reset=reset)
         if warm and not np.array_equal(classes, self.classes_):
             raise ValueError(
@@ -537,18 +618,20 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._binary = len(classes) == 2
         if reset:
             self._reset(X)
-        rng = check_random_state(self.random_state)
-        index = np.arange(X.shape[0])
+        rng = _shuffle_rng(self.random_state)
+        # Rows are numbered after those of earlier calls of the stream (a
+        # fit that starts the stream numbers them as rows of X).
+        index = self._n_seen + np.arange(X.shape[0])
         Xp, yp, wp, ip = self._keep_weighted(X, y_enc, w, index)
         self.n_iter_ = 0
         for _ in range(self.max_iter):
             self._n_updates = 0
             order = rng.permutation(Xp.shape[0]) if self.shuffle else np.arange(Xp.shape[0])
-            self._play(Xp[order], yp[order], wp[order], ip[order])
+            self._play_guarded(Xp[order], yp[order], wp[order], ip[order])
             self.n_iter_ += 1
             if self._n_updates == 0:
                 break
-        self._n_seen = X.shape[0]
+        self._n_seen += X.shape[0]
         self._publish()
         return self
 
@@ -588,6 +671,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                     f"partial_fit, was: {self.classes_!r}"
                 )
         if not first:
+            self._check_stream_continues()
             classes = self.classes_
         X, y_enc, w, classes = self._validate_fit_input(X, y, sample_weight, classes, reset=first)
         if first:
@@ -596,7 +680,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             self._reset(X)
         index = self._n_seen + np.arange(X.shape[0])
         self._n_updates = 0
-        self._play(*self._keep_weighted(X, y_enc, w, index))
+        self._play_guarded(*self._keep_weighted(X, y_enc, w, index))
         self._n_seen += X.shape[0]
         self.n_iter_ = 1
         self._publish()

@@ -80,6 +80,7 @@ class _BaseBudgetPerceptron(KernelPerceptron):
     }
 
     _keeps_gram = True
+    _stream_params = KernelPerceptron._stream_params + ("budget",)
 
     def __init__(
         self,
@@ -129,10 +130,6 @@ class _BaseBudgetPerceptron(KernelPerceptron):
     def _on_add(self, k, kxx):
         n = self._n
         p = n - 1
-        if n > self._label.shape[0]:
-            # Only after set_params(budget=...) on a warm-started model.
-            self._label = np.resize(self._label, 2 * n)
-            self._fS = np.concatenate([self._fS, np.zeros_like(self._fS)], axis=1)
         self._n_changes += 1
         if self._n_changes >= max(self.budget, 16):
             # Exact refresh, O(budget^2) every budget changes: O(budget) amortised.
@@ -186,9 +183,15 @@ class _BaseBudgetPerceptron(KernelPerceptron):
         sq = self._direction_sq_norm * kxx
         if sq <= 0.0:
             return 0.0
+        # A margin on the boundary of the step (0 for MIRA, 1 for No-Bias-SVM)
+        # up to rounding gives a step of zero: a step of rounding noise would
+        # otherwise evict a member for a coefficient of 1e-16.
+        boundary = 0.0 if self.update == "mira" else 1.0
+        if margin >= boundary - self._tie_tol():
+            return 0.0
         if self.update == "mira":
-            return min(1.0, max(0.0, -margin / sq))
-        return min(float(self.C), max(0.0, (1.0 - margin) / sq))
+            return min(1.0, -margin / sq)
+        return min(float(self.C), (1.0 - margin) / sq)
 
     def _update(self, y, f, margin, k, kxx, weight):
         tau = self._step(margin, kxx)
@@ -389,6 +392,8 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
             " and, when the stream starts, the generator of the reservoir of ``error_set='random'``"
         ),
     )
+
+    _stream_params = _BaseBudgetPerceptron._stream_params + ("error_set", "error_set_size")
 
     _parameter_constraints: dict = {
         **_BaseBudgetPerceptron._parameter_constraints,

@@ -133,6 +133,7 @@ class Forgetron(KernelPerceptron):
 
     # f'(x_r) of the oldest member is read from the Gram matrix of the members.
     _keeps_gram = True
+    _stream_params = KernelPerceptron._stream_params + ("budget", "shrink")
 
     def __init__(
         self,
@@ -172,13 +173,6 @@ class Forgetron(KernelPerceptron):
         self._unit = np.zeros((n_rows, self.budget + 1))
         self._Q = 0.0
         self._M = 0
-
-    def _on_add(self, k, kxx):
-        n = self._n
-        if n > self._sigma.shape[0]:
-            # Only after set_params(budget=...) on a warm-started model.
-            self._sigma = np.resize(self._sigma, 2 * n)
-            self._unit = np.concatenate([self._unit, np.zeros_like(self._unit)], axis=1)
 
     def _on_remove(self, pos, last):
         self._sigma[pos] = self._sigma[last]

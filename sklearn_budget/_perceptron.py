@@ -42,11 +42,15 @@ _COMMON_PARAMS_DOC = """
         If True, the fitted hypothesis is the average of the hypotheses used
         in every round played (the online-to-batch conversion), maintained
         exactly in O(|S|) per round. The online algorithm itself is not
-        changed: ``n_mistakes_`` counts the mistakes of the last hypothesis.
+        changed, and ``n_mistakes_`` still counts the mistakes of the
+        hypotheses played online.
 
     warm_start : bool, default=False
-        If True, ``fit`` continues from the current model instead of
-        starting a new stream.
+        If True, ``fit`` continues the current stream instead of starting a
+        new one. The kernel parameters, ``average`` and the parameters that
+        size the model's state (such as ``budget``) are fixed for a stream:
+        ``partial_fit`` and a warm-started ``fit`` refuse to go on after
+        they changed.
 
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffling of ``fit``RANDOM_EXTRA.
@@ -57,9 +61,10 @@ _ATTRIBUTES_DOC = """
         The class labels.
 
     support_ : ndarray of shape (n_SV,)
-        Positions of the support vectors in the training stream: row indices
-        into ``X`` after ``fit``, positions counted over all calls after
-        ``partial_fit``. Sorted increasingly.
+        Positions of the support vectors in the training stream, sorted
+        increasingly: row indices into ``X`` after a ``fit`` that starts the
+        stream; rows of later calls (``partial_fit``, a warm-started
+        ``fit``) are numbered after those of the earlier calls.
 
     support_vectors_ : {ndarray, sparse matrix} of shape (n_SV, n_features)
         The support vectors.

@@ -79,6 +79,8 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
         random_extra=" and, when the stream starts, the generator of the random removals",
     )
 
+    _stream_params = KernelPerceptron._stream_params + ("budget",)
+
     _parameter_constraints: dict = {
         **KernelPerceptron._parameter_constraints,
         "budget": [Interval(Integral, 1, None, closed="left")],

@@ -25,7 +25,7 @@ def blobs(n=300, n_classes=2, seed=0):
 
 def state(est):
     """Everything the estimator holds, for exact before/after comparisons."""
-    return pickle.dumps(est.__dict__)
+    return pickle.dumps(sorted(vars(est).items()))
 
 
 def test_pipeline_and_grid_search_over_budget_gamma_and_C():
@@ -202,3 +202,68 @@ def test_chi2_kernel_needs_non_negative_dense_data():
     Xro = np.abs(X)
     Xro.flags.writeable = False
     assert KernelPerceptron(kernel="chi2", random_state=0).fit(Xro, y).score(Xro, y) > 0.8
+
+
+@pytest.mark.parametrize("params", [{"average": True}, {"gamma": 0.7}, {"kernel": "linear"}])
+def test_stream_parameters_cannot_change_mid_stream(params):
+    X, y = blobs(100)
+    est = KernelPerceptron(gamma=0.3).partial_fit(X, y, classes=[0, 1])
+    est.set_params(**params)
+    before = state(est)
+    with pytest.raises(ValueError, match="fixed for the stream changed"):
+        est.partial_fit(X, y)
+    with pytest.raises(ValueError, match="fixed for the stream changed"):
+        est.set_params(warm_start=True).fit(X, y)
+    est.set_params(warm_start=False)
+    assert state(est) == before
+    est.fit(X, y)  # a new stream may use them
+    assert est.n_iter_ >= 1
+
+
+def test_budget_is_fixed_for_a_stream():
+    X, y = blobs(100)
+    est = Stoptron(budget=5, gamma=0.3).partial_fit(X, y, classes=[0, 1])
+    est.set_params(budget=10)
+    est.partial_fit(X, y)  # the Stoptron's state does not depend on it
+    from sklearn_budget import Forgetron
+
+    est = Forgetron(budget=5, gamma=0.3).partial_fit(X, y, classes=[0, 1])
+    est.set_params(budget=10)
+    with pytest.raises(ValueError, match=r"budget=5 -> 10"):
+        est.partial_fit(X, y)
+
+
+def test_rejected_fit_keeps_the_feature_attributes():
+    pd = pytest.importorskip("pandas")
+    X, y = blobs(100)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    est = KernelPerceptron(gamma=0.3).fit(df, y)
+    before = state(est)
+    with pytest.raises(ValueError, match="number of classes"):
+        est.fit(X[:, :3], np.zeros(100))
+    assert est.n_features_in_ == 4
+    assert list(est.feature_names_in_) == ["a", "b", "c", "d"]
+    assert state(est) == before
+
+
+def test_an_interrupted_stream_must_be_restarted():
+    X, y = blobs(600)
+    calls = []
+
+    def flaky(a, b):
+        calls.append(1)
+        if len(calls) > 5000:
+            raise RuntimeError("kernel failed")
+        return float(a @ b)
+
+    est = KernelPerceptron(kernel=flaky).partial_fit(X[:40], y[:40], classes=[0, 1])
+    published = (est.support_.copy(), est.dual_coef_.copy())
+    with pytest.raises(RuntimeError, match="kernel failed"):
+        est.partial_fit(X[40:], y[40:])
+    np.testing.assert_array_equal(est.support_, published[0])
+    np.testing.assert_array_equal(est.dual_coef_, published[1])
+    with pytest.raises(ValueError, match="interrupted"):
+        est.partial_fit(X[40:], y[40:])
+    calls.clear()
+    est.set_params(kernel="linear").fit(X, y)
+    assert est.score(X, y) > 0.9

@@ -204,8 +204,9 @@ def test_fit_plays_shuffled_epochs(case, average):
     classes = np.unique(y)
     est = make(gamma=0.5, max_iter=3, random_state=42, average=average).fit(X, y)
     # The same epochs played by the reference: one permutation per epoch
-    # drawn from RandomState(42), rows identified by their index in X.
-    rng = np.random.RandomState(42)
+    # from the shuffling stream of seed 42 (spawned from it, so independent
+    # of the algorithms' RandomState(42)), rows identified by their index.
+    rng = np.random.RandomState(np.random.MT19937(np.random.SeedSequence(42).spawn(1)[0]))
     order = np.concatenate([rng.permutation(150) for _ in range(est.n_iter_)])
     ref = reference_run(
         X[order], y[order], classes, rule, "rbf", dict(gamma=0.5), index=order, average=average
@@ -266,3 +267,43 @@ def test_average_stays_exact_over_a_million_rounds():
     np.testing.assert_array_equal(est.support_, ref[1])
     expected = ref[2] * (T - (ref[1] + 1)) / T
     np.testing.assert_allclose(est.dual_coef_, expected, rtol=1e-13, atol=0)
+
+
+def test_removed_large_member_cannot_hide_a_later_mistake():
+    # A member of weight 2**40 leaves rounding of its own size in the block
+    # scores after it is removed; the mistake on the last row (true score
+    # -2.4e-5) must still be found.
+    from sklearn_budget import Forgetron
+
+    u = np.spacing(2.0**40)
+    X = np.eye(5, 4)
+    X[4] = [1, 0.6 * u, 0.6 * u, 1.3 * u]
+    y = np.array([1, 1, 1, -1, 1])
+    w = np.array([2.0**40, 1, 1, 1, 1])
+    members, mistakes = [], 0  # remove-the-oldest Perceptron, per sample
+    for t in range(5):
+        f = sum(a * (X[i] @ X[t]) for i, a in members)
+        if y[t] * f <= 0:
+            mistakes += 1
+            members = (members + [(t, w[t] * y[t])])[-3:]
+    assert mistakes == 5
+    est = Forgetron(budget=3, shrink=1.0, kernel="linear")
+    est.partial_fit(X, y, classes=[-1, 1], sample_weight=w)
+    assert est.n_mistakes_ == mistakes
+    np.testing.assert_array_equal(est.support_, [i for i, _ in members])
+
+
+@pytest.mark.parametrize("case", ["perceptron", "pa1"])
+def test_warm_started_fit_continues_the_stream(case):
+    make, _ = CASES[case]
+    X1, y1 = make_stream(120, 3, False, seed=21)
+    X2, y2 = make_stream(150, 3, False, seed=22)
+    kw = dict(gamma=0.5, shuffle=False, max_iter=1)
+    warm = make(warm_start=True, **kw).fit(X1, y1).fit(X2, y2)
+    stream = make(**kw).partial_fit(X1, y1, classes=np.unique(y1)).partial_fit(X2, y2)
+    # Rows of the second fit are numbered after those of the first.
+    assert warm.support_.max() >= 120
+    np.testing.assert_array_equal(warm.support_, stream.support_)
+    np.testing.assert_allclose(warm.dual_coef_, stream.dual_coef_, rtol=0, atol=1e-12)
+    X = np.vstack([X1, X2])
+    np.testing.assert_allclose(warm.decision_function(X), stream.decision_function(X), atol=1e-12)

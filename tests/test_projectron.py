@@ -208,10 +208,12 @@ def test_average_keeps_support_of_last_hypothesis(Estimator, n_classes):
     assert not np.allclose(avg.dual_coef_, last.dual_coef_)
 
     # fit with several epochs: the average lives on the support set of the
-    # last hypothesis too.
+    # last hypothesis too, less at most the member added on the very last
+    # round, which took part in no averaged hypothesis.
     last = Estimator(eta=0.5, gamma=0.1, max_iter=3, random_state=0).fit(X, y)
     avg = Estimator(eta=0.5, gamma=0.1, max_iter=3, random_state=0, average=True).fit(X, y)
-    np.testing.assert_array_equal(avg.support_, last.support_)
+    assert set(avg.support_) <= set(last.support_)
+    assert len(last.support_) - len(avg.support_) <= 1
 
 
 @pytest.mark.parametrize(
