@@ -1,6 +1,8 @@
 """scikit-learn API compliance of every estimator."""
 
+import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.utils.estimator_checks import (
     check_dataframe_column_names_consistency,
     check_param_validation,
@@ -85,3 +87,25 @@ def test_every_public_estimator_is_checked():
     import sklearn_budget
 
     assert {type(e).__name__ for e in ESTIMATORS} == set(sklearn_budget.__all__)
+
+
+@pytest.mark.parametrize("gamma", [1e-6, 1e6])
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: repr(e))
+def test_ill_conditioned_streams_stay_finite_and_bounded(estimator, gamma):
+    # Exact duplicates with both labels, near duplicates, and kernel widths
+    # that make the Gram matrix all ones (1e-6) or the identity (1e6).
+    rng = np.random.RandomState(0)
+    base = np.abs(rng.randn(30, 3))
+    X = np.vstack([base, base, base + 1e-12 * rng.rand(30, 3), base[:5]])
+    y = np.r_[np.arange(30) % 2, 1 - np.arange(30) % 2, np.arange(30) % 2, np.zeros(5, int)]
+    est = clone(estimator).set_params(max_iter=2, random_state=0)
+    if "gamma" in est.get_params() and est.kernel != "chi2":
+        est.set_params(gamma=gamma)
+    est.fit(X, y)
+    scores = est.decision_function(X)
+    assert np.all(np.isfinite(scores)) and np.all(np.isfinite(est.dual_coef_))
+    budget = est.get_params().get("budget")
+    if budget is not None and not est.average:
+        assert len(est.support_) <= budget
+    est.partial_fit(X, y)
+    assert np.all(np.isfinite(est.decision_function(X)))
