@@ -32,7 +32,6 @@ Gram matrix). ``support_`` is reported in order of the training stream.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import numbers
 from abc import abstractmethod
 from numbers import Integral, Real
 
@@ -42,7 +41,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -71,7 +69,7 @@ def _shuffle_rng(random_state):
     which the algorithms' own draws use (removals, reservoir sampling), so
     that the two never replay the same numbers.
     """
-    if isinstance(random_state, numbers.Integral):
+    if isinstance(random_state, Integral):
         seq = np.random.SeedSequence(int(random_state)).spawn(1)[0]
         return np.random.RandomState(np.random.MT19937(seq))
     return check_random_state(random_state)
@@ -91,15 +89,16 @@ class _Block:
     # ``err``: bound on sum |term| over every term added into F in this block
     # (scores at block start, then each update); the rounding of F is
     # below eps * err, whatever was removed or shrunk since.
-    __slots__ = ("Kc", "Z", "F", "diag", "index", "j", "prefix", "retired_cols", "err", "kmax")
+    __slots__ = ("Kc", "F", "diag", "index", "j", "prefix", "retired_cols", "err", "kmax")
 
 
 class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
     """Base class of the online kernel classifiers.
 
     Subclasses implement :meth:`_update` and :meth:`_margin_threshold`, and
-    may override :meth:`_reset_rule`, :meth:`_on_add` and
-    :meth:`_on_remove` to keep caches of their own. Inside ``_update`` they
+    may override :meth:`_reset_rule`, :meth:`_on_add`, :meth:`_on_remove`,
+    :meth:`_on_block_start` and :meth:`_on_block_end` to keep caches of
+    their own. Inside ``_update`` they
     change the hypothesis only through :meth:`_add_member`,
     :meth:`_remove_member`, :meth:`_add_to_coef` and :meth:`_scale_coef`.
     """
@@ -227,10 +226,6 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
     def _direction_sq_norm(self):
         """Squared norm of :meth:`_direction` (per unit of ``k(x, x)``)."""
         return 1.0 if self._binary else 2.0
-
-    @property
-    def _n_members(self):
-        return self._n
 
     # ------------------------------------------------------------------
     # Operations on the hypothesis (valid inside _update)
@@ -430,7 +425,6 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         Z = _vstack(self._sv, Xb)
         blk = self._blk = _Block()
         blk.Kc = self._kernel(Xb, Z)
-        blk.Z = Z
         blk.diag = self._kernel.diag(Xb)
         blk.index = index
         blk.retired_cols = []
@@ -736,9 +730,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             row_bytes=8 * max(1, self.dual_coef_.shape[1]), max_n_rows=X.shape[0]
         )
         for sl in gen_batches(X.shape[0], max(1, chunk)):
-            scores[sl] = safe_sparse_dot(
-                self._kernel(X[sl], self.support_vectors_), self.dual_coef_.T
-            )
+            scores[sl] = self._kernel(X[sl], self.support_vectors_) @ self.dual_coef_.T
         return scores[:, 0] if self._binary else scores
 
     def predict(self, X):

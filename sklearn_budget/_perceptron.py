@@ -227,4 +227,4 @@ class Stoptron(KernelPerceptron):
         self.budget = budget
 
     def _margin_threshold(self):
-        return None if self._n_members >= self.budget else 0.0
+        return None if self._n >= self.budget else 0.0
