@@ -73,3 +73,15 @@ def test_gamma_scale_and_auto_match_svc(sparse):
         svc = SVC(gamma=gamma).fit(X, y)
         assert resolve_gamma(gamma, X) == pytest.approx(svc._gamma, rel=1e-12)
     assert resolve_gamma(0.25, X) == 0.25
+
+
+@pytest.mark.parametrize("name, sparse", CASES)
+def test_abs_bound_bounds_every_kernel_value(name, sparse):
+    # The engine's candidate test relies on this bound (None: unknown).
+    X = data(sparse, nonneg="chi2" in name) * 4.0
+    Y = X[::-1] * 0.5
+    k = Kernel(name, **PARAMS)
+    bound = k.abs_bound(k.diag(X), k.diag(Y))
+    if bound is not None:
+        assert np.abs(k(X, Y)).max() <= bound * (1 + 1e-12)
+    assert name not in ("rbf", "laplacian", "linear") or bound is not None
