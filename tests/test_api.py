@@ -267,3 +267,18 @@ def test_an_interrupted_stream_must_be_restarted():
     calls.clear()
     est.set_params(kernel="linear").fit(X, y)
     assert est.score(X, y) > 0.9
+
+
+def test_warm_fit_with_other_classes_is_rejected():
+    X, y = blobs(60)
+    est = KernelPerceptron(warm_start=True, gamma=0.3, random_state=0).fit(X, y)
+    before = state(est)
+    with pytest.raises(ValueError, match="differ from those of the warm-started model"):
+        est.fit(X, np.where(y == 1, 2, 0))
+    assert state(est) == before
+
+
+def test_partial_fit_counts_one_iteration():
+    X, y = blobs(60)
+    est = KernelPerceptron(gamma=0.3, max_iter=3).fit(X, y)
+    assert est.partial_fit(X, y).n_iter_ == 1

@@ -318,3 +318,15 @@ def test_grid_search_over_budget_in_a_pipeline(estimator):
     assert search.best_params_[f"{name}__budget"] == 30
     assert len(search.best_estimator_[-1].support_) <= 30
     assert search.best_score_ > 0.75
+
+
+def test_tighter_counts_margins_within_the_tie_tolerance_as_errors():
+    # Row 0 is far from the others: without its own term its score is
+    # exp(-25) ~ 1e-11 > 0, below the documented tie tolerance, so removing
+    # it would count as an error on E; removing row 1 leaves none, so row 1
+    # (not the older row 0) is removed.
+    X = np.array([[5.0], [0.0], [0.1], [0.2]])
+    y = np.array([1, 1, 1, 1])
+    est = TighterBudgetPerceptron(3, beta=10.0, error_set="support", gamma=1.0)
+    est.partial_fit(X, y, classes=[0, 1])
+    np.testing.assert_array_equal(est.support_, [0, 2, 3])

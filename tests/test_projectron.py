@@ -366,3 +366,24 @@ def test_grid_search_over_eta(Estimator):
     search.fit(X, y)
     assert search.best_params_
     assert search.score(X, y) > 0.6
+
+
+@pytest.mark.parametrize("Estimator", [Projectron, ProjectronPlusPlus])
+def test_eta_one_with_rbf_never_adds_a_support_vector(Estimator):
+    # ||delta_t|| <= sqrt(k(x, x)) = 1 with rbf: eta = 1 projects every
+    # mistake, and from the empty set the projection is zero, so nothing is
+    # learned and fit stops after one epoch without an update.
+    from sklearn.datasets import make_moons
+
+    X, y = make_moons(n_samples=60, noise=0.1, random_state=0)
+    est = Estimator(eta=1.0, kernel="rbf", gamma=2.0, max_iter=5).fit(X, y)
+    assert est.support_.size == 0
+    assert est.n_iter_ == 1
+
+
+def test_projection_onto_nothing_is_not_an_update():
+    # Orthogonal rows under a linear kernel: P k = 0 on every round.
+    est = Projectron(eta=1.0, kernel="linear", max_iter=5, shuffle=False)
+    est.fit(np.eye(3), [0, 1, 0])
+    assert est.support_.size == 0
+    assert est.n_iter_ == 1
