@@ -7,9 +7,9 @@
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._base import _vstack
 from ._perceptron import KernelPerceptron, _doc
 
 # Scores of the removal rules that differ by less than this (relative to the
@@ -515,12 +515,9 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
         K[:, old] = self._E_KS[np.ix_(cols[old], e)].T
         new = ~old
         if new.any():
-            if self._E_KEb is None and self._blk is not None:
+            if self._E_KEb is None:
                 self._E_KEb = self._kernel(self._E_X, self._E_Xb)
-            if self._E_KEb is not None:
-                K[:, new] = self._E_KEb[np.ix_(e, cols[new] - m0)]
-            else:
-                K[:, new] = self._kernel(self._E_X[e], self._E_Xb[cols[new] - m0])
+            K[:, new] = self._E_KEb[np.ix_(e, cols[new] - m0)]
         return K
 
     def _E_kernel(self):
@@ -542,25 +539,14 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
             return
         if self.error_set in ("all", "random"):
             self._E_advance(self._E_Xb.shape[0] - 1)
-        n = self._n
-        cols = self._cols[:n]
         src = self._E_src
-        P = self._E_P
-        stored = src < P
-        KT = np.empty((src.shape[0], n))
-        if stored.any():
-            KT[stored] = self._E_stored_kernel(src[stored], cols)
-        if not stored.all():
-            # Rows of this block: their kernel values are in the block's matrix.
-            KT[~stored] = self._blk.Kc[np.ix_(src[~stored] - P, cols)]
-        Z, Xb = self._E_X, self._E_Xb
-        if not stored.all():
-            if sp.issparse(Z) or sp.issparse(Xb):
-                Z = sp.vstack([sp.csr_matrix(Z), sp.csr_matrix(Xb)], format="csr")
-            else:
-                Z = np.concatenate([Z, Xb])
+        # Store E's rows and their kernel values with the members for the
+        # blocks to come.
+        self._E_KS = np.ascontiguousarray(self._E_kernel())
+        Z = self._E_X
+        if not (src < self._E_P).all():
+            Z = _vstack(Z, self._E_Xb)
         self._E_X = Z[src]
-        self._E_KS = KT.T.copy()
         self._E_src = np.arange(src.shape[0])
         self._E_Xb = self._E_yb = self._E_KEb = None
 
