@@ -388,14 +388,18 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._rng = check_random_state(self.random_state)
         self._reset_rule()
 
-    def _margins(self, F, y):
+    def _margins(self, G, labels):
+        """Margins of scores ``G`` (shape ``(..., n_rows, m)``) for ``labels`` (m,).
+
+        ``y f`` with two classes, ``f_y - max_{c != y} f_c`` otherwise.
+        """
         if self._binary:
-            return y * F[:, 0]
-        rows = np.arange(F.shape[0])
-        fy = F[rows, y]
-        G = F.copy()
-        G[rows, y] = -np.inf
-        return fy - G.max(axis=1)
+            return labels * G[..., 0, :]
+        idx = np.arange(labels.shape[0])
+        gy = G[..., labels, idx]
+        H = G.copy()
+        H[..., labels, idx] = -np.inf
+        return gy - H.max(axis=-2)
 
     def _play(self, X, y, w, index):
         """Play the rounds ``(X[i], y[i])`` in order.
@@ -446,7 +450,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                 # F is a few eps * blk.err per update, far below the
                 # tolerance, so no round that needs an update (or is a
                 # mistake) is skipped.
-                margins = self._margins(F[i:], yb[i:])
+                margins = self._margins(F[i:].T, yb[i:])
                 tol = _CANDIDATE_RTOL * (1.0 + np.abs(F[i:]).max(axis=1) + blk.err)
                 limit = 0.0 if thr is None else max(thr, 0.0)
                 candidates = i + np.flatnonzero(margins <= limit + tol)

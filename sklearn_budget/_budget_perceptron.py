@@ -155,16 +155,6 @@ class _BaseBudgetPerceptron(KernelPerceptron):
         kmax = np.abs(self._kdiag[:n]).max(initial=0.0)
         return _TIE_RTOL * (1.0 + l1 * kmax)
 
-    def _margins_of(self, G, labels):
-        """Margins of scores ``G`` (shape ``(..., n_rows, m)``) for ``labels`` (m,)."""
-        if self._binary:
-            return labels * G[..., 0, :]
-        idx = np.arange(labels.shape[0])
-        gy = G[..., labels, idx]
-        H = G.copy()
-        H[..., labels, idx] = -np.inf
-        return gy - H.max(axis=-2)
-
     def _oldest_of(self, mask):
         """Position of the oldest member among ``mask`` (the tie rule)."""
         cands = np.flatnonzero(mask)
@@ -285,7 +275,7 @@ class BudgetPerceptron(_BaseBudgetPerceptron):
     def _removal_choice(self):
         n = self._n
         G = self._fS[:, :n] - self._alpha[:, :n] * self._kdiag[:n]
-        score = self._margins_of(G, self._label[:n])
+        score = self._margins(G, self._label[:n])
         return self._oldest_of(score >= score.max() - self._tie_tol())
 
 
@@ -608,5 +598,5 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
             errors = np.empty(n, dtype=np.int64)
             for s in range(0, n, step):
                 G = fE[None] - alpha.T[s : s + step, :, None] * KE[s : s + step, None, :]
-                errors[s : s + step] = (self._margins_of(G, yE) <= tol).sum(axis=1)
+                errors[s : s + step] = (self._margins(G, yE) <= tol).sum(axis=1)
         return self._oldest_of(errors == errors.min())
