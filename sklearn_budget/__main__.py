@@ -10,15 +10,6 @@ import time
 import numpy as np
 
 
-def _synthetic(n_samples, rng):
-    # The synthetic set of the Projectron paper (Sec. 5): two 2-D Gaussians,
-    # means (1, 1) and (-1, -1), covariance diag(0.2, 2), labels flipped with
-    # probability 0.1.
-    y = np.where(rng.rand(n_samples) < 0.5, 1, -1)
-    X = rng.randn(n_samples, 2) * np.sqrt([0.2, 2.0]) + y[:, None]
-    return X, np.where(rng.rand(n_samples) < 0.1, -y, y)
-
-
 def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdout):
     """Train every estimator online on the synthetic set and report.
 
@@ -37,10 +28,11 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
         Stoptron,
         TighterBudgetPerceptron,
     )
+    from sklearn_budget._datasets import make_synthetic
 
     rng = np.random.RandomState(random_state)
-    X, y = _synthetic(n_samples, rng)
-    X_test, y_test = _synthetic(n_test, rng)
+    X, y = make_synthetic(n_samples, rng)
+    X_test, y_test = make_synthetic(n_test, rng)
     B = budget
     # The competitor norm the Projectron paper derives from the Forgetron's budget.
     U = 0.25 * np.sqrt((B + 1) / np.log(B + 1))
