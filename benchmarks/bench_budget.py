@@ -3,17 +3,15 @@
 (a) Speed-up of ``partial_fit`` over one pass against the per-sample
     references of ``tests/_budget_references.py`` (identical mistakes are
     checked), on the synthetic set and on Adult (a9a).
-(b) The Forgetron, RBP and Stoptron rows of Table 3 of the Projectron paper
-    (Orabona, Keshet and Caputo, 2008): synthetic set of 10000 samples,
-    Gaussian kernel with sigma^2 = 0.5 (gamma = 1), B = 1000 and 500, five
-    permutations; online mistake rate and support size beside the paper's.
-(c) A noisy 2-D problem in the spirit of Weston, Bordes and Bottou (2005),
+(b) A noisy 2-D problem in the spirit of Weston, Bordes and Bottou (2005),
     Fig. 7: overlapping classes, linear kernel, one online epoch; test error
     of the Perceptron, the Budget Perceptron and the Tighter Budget
     Perceptron at small budgets.
 
 Run ``python benchmarks/bench_budget.py`` (``--quick`` for a fast smoke run;
-``--part a`` etc. for one part).
+``--part a`` etc. for one part). The Projectron paper's Table 3 rows of the
+Forgetron, RBP and Stoptron are ``sklearn-budget reproduce projectron-synthetic``,
+and Weston et al.'s Figs. 9-12 are the ``weston-*`` experiments of that command.
 """
 
 import argparse
@@ -36,15 +34,8 @@ from sklearn_budget import (  # noqa: E402
     Forgetron,
     KernelPerceptron,
     RandomizedBudgetPerceptron,
-    Stoptron,
     TighterBudgetPerceptron,
 )
-
-# Projectron paper, Table 3 (synthetic set): % mistakes (mean, std).
-PAPER_TABLE3 = {
-    1000: {"Forgetron": (18.96, 0.32), "RBP": (18.86, 0.29), "Stoptron": (17.49, 1.77)},
-    500: {"Forgetron": (19.20, 0.19), "RBP": (19.27, 0.20), "Stoptron": (21.96, 4.62)},
-}
 
 
 def speedup(n_rows, budget, quick):
@@ -113,44 +104,6 @@ def speedup(n_rows, budget, quick):
             )
 
 
-def table3(n_perm, budgets, n_samples):
-    X, y = synthetic(n_samples, random_state=0)
-    classes = np.unique(y)
-    print(
-        f"\n(b) Projectron paper, Table 3: synthetic set, {n_samples} samples, rbf gamma=1, {n_perm} permutations"
-    )
-    print(
-        f"{'B':>5s} {'algorithm':10s} {'% mistakes (ours)':>20s} {'support (ours)':>18s} {'% mistakes (paper)':>20s} {'support (paper)':>16s}"
-    )
-    rates = []
-    for seed in range(n_perm):
-        order = np.random.RandomState(seed).permutation(n_samples)
-        est = KernelPerceptron(gamma=1.0).partial_fit(X[order], y[order], classes=classes)
-        rates.append(100.0 * est.n_mistakes_ / n_samples)
-    # The unbudgeted Perceptron calibrates our draw of the data against the paper's.
-    print(
-        f"{'-':>5s} {'Perceptron':10s} {np.mean(rates):12.2f} +- {np.std(rates):4.2f} {'':18s} {18.80:12.2f} +- 0.25 {'1880.0':>16s}"
-    )
-    for B in budgets:
-        makers = {
-            "Forgetron": lambda seed: Forgetron(B, gamma=1.0),
-            "RBP": lambda seed: RandomizedBudgetPerceptron(B, gamma=1.0, random_state=seed),
-            "Stoptron": lambda seed: Stoptron(B, gamma=1.0),
-        }
-        for name, make in makers.items():
-            rates, sizes = [], []
-            for seed in range(n_perm):
-                order = np.random.RandomState(seed).permutation(n_samples)
-                est = make(seed).partial_fit(X[order], y[order], classes=classes)
-                rates.append(100.0 * est.n_mistakes_ / n_samples)
-                sizes.append(len(est.support_))
-            pm, ps = PAPER_TABLE3.get(B, {}).get(name, (np.nan, np.nan))
-            print(
-                f"{B:5d} {name:10s} {np.mean(rates):12.2f} +- {np.std(rates):4.2f} "
-                f"{np.mean(sizes):10.1f} +- {np.std(sizes):4.1f} {pm:12.2f} +- {ps:4.2f} {B:16d}"
-            )
-
-
 def noisy_2d(n, rng):
     """Two classes overlapping along x1 (Gaussian noise in that dimension only);
     the Bayes rule is sign(x1), through the origin, so a linear kernel without
@@ -162,7 +115,7 @@ def noisy_2d(n, rng):
 
 def tighter_vs_budget(budgets, n_runs, n_train):
     print(
-        f"\n(c) Noisy 2-D toy problem (Weston et al. 2005, Fig. 7 style): linear kernel, one epoch of "
+        f"\n(b) Noisy 2-D toy problem (Weston et al. 2005, Fig. 7 style): linear kernel, one epoch of "
         f"{n_train} points, test error % on 20000 points, mean +- std over {n_runs} draws"
     )
     bayes = []
@@ -213,22 +166,17 @@ def main():
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument(
-        "--part", choices=["a", "b", "c"], action="append", help="parts to run (default: all)"
+        "--part", choices=["a", "b"], action="append", help="parts to run (default: all)"
     )
     parser.add_argument(
         "--rows", type=int, default=None, help="rows of the speed-up runs (default 3000, quick 600)"
     )
     parser.add_argument("--budget", type=int, default=100, help="budget of the speed-up runs")
     args = parser.parse_args()
-    parts = args.part or ["a", "b", "c"]
+    parts = args.part or ["a", "b"]
     if "a" in parts:
         speedup(args.rows or (600 if args.quick else 3000), args.budget, args.quick)
     if "b" in parts:
-        if args.quick:
-            table3(n_perm=2, budgets=[500], n_samples=10000)
-        else:
-            table3(n_perm=5, budgets=[1000, 500], n_samples=10000)
-    if "c" in parts:
         if args.quick:
             tighter_vs_budget([10, 50], n_runs=3, n_train=1000)
         else:

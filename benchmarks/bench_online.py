@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics.pairwise import pairwise_kernels
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import a9a, synthetic  # noqa: E402
 

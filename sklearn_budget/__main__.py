@@ -6,6 +6,7 @@
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -28,11 +29,11 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
         Stoptron,
         TighterBudgetPerceptron,
     )
-    from sklearn_budget._datasets import make_synthetic
+    from sklearn_budget.datasets import make_two_gaussians
 
     rng = np.random.RandomState(random_state)
-    X, y = make_synthetic(n_samples, rng)
-    X_test, y_test = make_synthetic(n_test, rng)
+    X, y = make_two_gaussians(n_samples, random_state=rng)
+    X_test, y_test = make_two_gaussians(n_test, random_state=rng)
     B = budget
     # The competitor norm the Projectron paper derives from the Forgetron's budget.
     U = 0.25 * np.sqrt((B + 1) / np.log(B + 1))
@@ -71,22 +72,93 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
         )
 
 
+DEFAULT_EXPERIMENT = "projectron-synthetic"
+
+
+def _n_jobs(text):
+    value = int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 workers cannot run anything; use 1, 2, ... or -1")
+    return value
+
+
 def main(argv=None):
+    from sklearn_budget._reproduce import EXPERIMENTS
+
     parser = argparse.ArgumentParser(
-        prog="sklearn-budget", description="Bounded-memory kernel online classifiers."
+        prog="sklearn-budget",
+        description=(
+            "Bounded-memory kernel online classifiers. Without a command, runs "
+            f"'reproduce {DEFAULT_EXPERIMENT}'."
+        ),
     )
     sub = parser.add_subparsers(dest="command")
-    p = sub.add_parser("demo", help="train the estimators on the synthetic set (default)")
+    r = sub.add_parser(
+        "reproduce",
+        help="run one of the papers' experiments; write a markdown table and PNG figures",
+        description="Experiments: "
+        + "; ".join(f"{name}: {what}" for name, what in EXPERIMENTS.items()),
+    )
+    r.add_argument("experiment", choices=[*EXPERIMENTS, "all"])
+    r.add_argument("--quick", action="store_true", help="a short run on a subset (about a minute)")
+    r.add_argument(
+        "--out", default="sklearn-budget-results", help="output folder (default: %(default)s)"
+    )
+    r.add_argument(
+        "--n-jobs", type=_n_jobs, default=1, help="parallel runs (joblib; -1: all cores)"
+    )
+    r.add_argument("--random-state", type=int, default=0)
+    r.add_argument(
+        "--data-home",
+        help="folder of the real data sets (default: $SKLEARN_BUDGET_DATA, then "
+        "~/scikit_learn_data; missing files are downloaded)",
+    )
+    r.add_argument("--silent", action="store_true", help="no progress lines on stderr")
+    p = sub.add_parser("demo", help="train every estimator once on the synthetic set")
     p.add_argument("--n-samples", type=int, default=10000)
     p.add_argument("--budget", type=int, default=500)
     p.add_argument("--random-state", type=int, default=0)
     args = parser.parse_args(argv)
-    if args.command in (None, "demo"):
-        demo(
-            n_samples=getattr(args, "n_samples", 10000),
-            budget=getattr(args, "budget", 500),
-            random_state=getattr(args, "random_state", 0),
+    if args.command == "demo":
+        demo(n_samples=args.n_samples, budget=args.budget, random_state=args.random_state)
+        return 0
+    if args.command is None:
+        args = parser.parse_args(["reproduce", DEFAULT_EXPERIMENT])
+    from sklearn_budget._reproduce import reproduce
+
+    names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
+    failed = []
+    for name in names:
+        try:
+            table, figures = reproduce(
+                name,
+                quick=args.quick,
+                out=args.out,
+                n_jobs=args.n_jobs,
+                random_state=args.random_state,
+                data_home=args.data_home,
+                progress=None if args.silent else sys.stderr,
+            )
+        except OSError as exc:
+            # Missing data that could not be downloaded, an unwritable --out:
+            # report it, and go on with the other experiments of 'all'.
+            print(f"sklearn-budget: error: {name}: {exc}", file=sys.stderr)
+            failed.append(name)
+            continue
+        print(table)
+        print(
+            f"Written to {Path(args.out) / (name + '.md')}"
+            + "".join(f"\n           {f}" for f in figures)
         )
+    if failed:
+        print(
+            f"sklearn-budget: {len(failed)} of {len(names)} experiments failed: "
+            + ", ".join(failed)
+            + ". The real data sets are read from --data-home, $SKLEARN_BUDGET_DATA or "
+            "~/scikit_learn_data.",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

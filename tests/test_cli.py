@@ -1,11 +1,51 @@
-"""The command line's default job."""
+"""The command line: the demo and ``reproduce`` (quick runs only)."""
 
 import io
+import re
 import subprocess
 import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
 
 import sklearn_budget
-from sklearn_budget.__main__ import demo
+import sklearn_budget.datasets
+from sklearn_budget import (
+    BudgetPerceptron,
+    KernelPerceptron,
+    Projectron,
+    Stoptron,
+    TighterBudgetPerceptron,
+)
+from sklearn_budget import _reproduce as rp
+from sklearn_budget.__main__ import demo, main
+from sklearn_budget.datasets import make_two_gaussians
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def data_env(monkeypatch, data_home):
+    # The experiments find the local data through the environment, as a user's.
+    monkeypatch.setenv("SKLEARN_BUDGET_DATA", data_home)
+    return data_home
+
+
+def _table_rows(markdown):
+    """The cells of every markdown table row but the header and rule rows."""
+    rows = []
+    for line in markdown.splitlines():
+        if line.startswith("|") and not line.startswith("|---"):
+            rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return [r for r in rows if r[0] not in ("algorithm", "cache size p", "reference")]
+
+
+def _assert_pngs(figures, n):
+    assert len(figures) == n
+    for path in figures:
+        data = Path(path).read_bytes()
+        assert data[:8] == PNG_MAGIC and len(data) > 10_000
 
 
 def test_demo_reports_every_estimator():
@@ -29,3 +69,321 @@ def test_module_entry_point_runs_the_demo():
         check=True,
     )
     assert "ProjectronPlusPlus" in result.stdout
+
+
+@pytest.mark.parametrize("name", ["projectron-synthetic", "projectron-adult"])
+def test_reproduce_projectron_quick(name, tmp_path, data_env):
+    table, figures = rp.reproduce(name, quick=True, out=tmp_path, progress=None)
+    assert (tmp_path / f"{name}.md").read_text(encoding="utf-8") == table
+    rows = _table_rows(table)
+    budgets = (200, 100) if name == "projectron-synthetic" else (150, 300)
+    expected = [("Perceptron", "-"), ("PA-I", "-")]
+    expected += [(alg, str(B)) for B in budgets for alg in rp.BOUNDED]
+    assert [(r[0], r[1]) for r in rows] == expected
+    for alg, B, err, size, _ in rows:
+        mean_err = float(err.split(" ± ")[0])
+        mean_size = float(size.split(" ± ")[0])
+        assert 5 < mean_err < 40
+        if alg in ("Forgetron", "RBP", "Stoptron"):
+            assert mean_size == float(B)
+        if alg.startswith("Projectron"):
+            assert mean_size < float(B)
+    _assert_pngs(figures, 3)
+    assert {p.name for p in figures} == {
+        f"{name}_fig1_error_vs_rounds.png",
+        f"{name}_fig2_support_vs_rounds.png",
+        f"{name}_fig3_error_vs_support.png",
+    }
+
+
+@pytest.mark.parametrize(
+    "name", ["weston-usps", "weston-usps-noise", "weston-waveform", "weston-banana"]
+)
+def test_reproduce_weston_quick(name, tmp_path, data_env):
+    table, figures = rp.reproduce(name, quick=True, out=tmp_path, progress=None)
+    rows = _table_rows(table)
+    assert [r[0] for r in rows] == ["10", "30", "60", "Perceptron (unbounded)", rows[-1][0]]
+    assert rows[-1][0].startswith("SVC (C=")
+    for row in rows:
+        # Grid rows: two error cells; reference rows: error, then support size.
+        for cell in row[1:3] if row[0].isdigit() else row[1:2]:
+            mean, lo, hi = map(float, re.findall(r"[\d.]+", cell))
+            assert 0 <= lo <= mean <= hi <= 60
+    assert 0 < float(rows[-1][2]) <= 600 and 0 < float(rows[-2][2]) <= 600
+    _assert_pngs(figures, 1)
+    assert figures[0].name == f"{name}.png"
+
+
+def test_reproduce_command_line_quick(tmp_path):
+    # The installed entry point, as a user runs it, with two workers.
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "sklearn_budget", "reproduce", "projectron-synthetic",
+            "--quick", "--out", str(tmp_path), "--n-jobs", "2",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )  # fmt: skip
+    assert "| Projectron++ | 200 |" in result.stdout
+    assert "[projectron-synthetic] 24/24 runs" in result.stderr
+    assert (tmp_path / "projectron-synthetic.md").is_file()
+    assert len(list(tmp_path.glob("projectron-synthetic_fig*.png"))) == 3
+
+
+def test_reproduce_rejects_unknown_experiments(tmp_path, capsys):
+    with pytest.raises(ValueError, match="Unknown experiment 'nope'"):
+        rp.reproduce("nope", out=tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "nope"])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_without_arguments_the_main_job_runs_on_its_default(monkeypatch):
+    calls = []
+    monkeypatch.setattr(rp, "reproduce", lambda name, **kw: calls.append((name, kw)) or ("", []))
+    assert main([]) == 0
+    assert calls == [
+        (
+            "projectron-synthetic",
+            dict(
+                quick=False,
+                out="sklearn-budget-results",
+                n_jobs=1,
+                random_state=0,
+                data_home=None,
+                progress=sys.stderr,
+            ),
+        )
+    ]
+
+
+def test_tables_without_matplotlib(tmp_path, monkeypatch):
+    monkeypatch.setattr(rp, "_pyplot", lambda: None)
+    table, figures = rp.reproduce("projectron-synthetic", quick=True, out=tmp_path, progress=None)
+    assert figures == [] and not list(tmp_path.glob("*.png"))
+    assert "matplotlib is not installed" in table
+
+
+def test_online_runs_are_one_stream_and_independent_of_n_jobs():
+    X, y = make_two_gaussians(700, random_state=3)
+    order = np.random.RandomState(0).permutation(700)
+    checkpoints = np.array([1, 256, 300, 700])
+    for est in [KernelPerceptron(gamma=1.0), Stoptron(budget=40, gamma=1.0),
+                Projectron(eta="adaptive", U=2.0, gamma=1.0)]:  # fmt: skip
+        run = rp._online_run(est, X, y, order, checkpoints)
+        whole = est.partial_fit(X[order], y[order], classes=[-1, 1])
+        assert run["mistakes"][-1] == whole.n_mistakes_
+        assert run["support"][-1] == len(whole.support_)
+        # Mistakes before each checkpoint, counted by prefix streams.
+        for c, m in zip(checkpoints, run["mistakes"]):
+            prefix = est.__class__(**est.get_params()).partial_fit(
+                X[order[:c]], y[order[:c]], classes=[-1, 1]
+            )
+            assert prefix.n_mistakes_ == m
+    kw = dict(gamma=1.0, budgets=(30,), n_permutations=2, seed=0)
+    a = rp._projectron_experiment("t", X, y, n_jobs=1, progress=rp._Progress("t", 0), **kw)
+    b = rp._projectron_experiment("t", X, y, n_jobs=2, progress=rp._Progress("t", 0), **kw)
+    assert a[0] == b[0]
+    for key in a[0]:
+        for ra, rb in zip(a[1][key], b[1][key]):
+            np.testing.assert_array_equal(ra["mistakes"], rb["mistakes"])
+            np.testing.assert_array_equal(ra["support"], rb["support"])
+
+
+def test_weston_runs_use_the_papers_rules():
+    X, y = make_two_gaussians(400, random_state=1)
+    Xt, yt = make_two_gaussians(200, random_state=2)
+    for kind, Estimator in [("Budget", BudgetPerceptron), ("Tighter", TighterBudgetPerceptron)]:
+        run = rp._weston_run(kind, 15, 1.0, 1.0, X, y, Xt, yt)
+        est = Estimator(budget=15, beta=0.0, gamma=1.0)
+        if kind == "Tighter":
+            est.set_params(error_set="all")
+        est.partial_fit(X, y, classes=[-1, 1])
+        assert run["support"] == len(est.support_) <= 15
+        assert run["error"] == pytest.approx(100 * np.mean(est.predict(Xt) != yt))
+
+
+def test_verdict_compares_with_both_spreads():
+    assert rp._verdict(19.0, 0.1, 18.8, 0.1) == "agrees"
+    assert rp._verdict(19.45, 0.11, 18.80, 0.25) == "higher by 0.65"
+    assert rp._verdict(13.75, 0.05, 14.23, 0.10) == "lower by 0.48"
+
+
+def test_paper_table_layout():
+    runs = {
+        ("Perceptron", None): [
+            {"mistakes": np.array([10, 20]), "support": np.array([10, 20]), "seconds": 1.0},
+            {"mistakes": np.array([10, 22]), "support": np.array([10, 22]), "seconds": 1.0},
+        ]
+    }
+    paper = {("Perceptron", None): (20.0, 0.5, 21.0, 1.0)}
+    lines = rp._projectron_table("T", [("Perceptron", None)], runs, 100, paper, True)
+    assert lines[-1] == (
+        "| Perceptron | - | 21.00 ± 1.00 | 20.00 ± 0.50 | 21.0 ± 1.0 | 21.0 ± 1.0 | agrees |"
+    )
+
+
+def test_forgetron_U_is_the_papers():
+    # U = (1/4) sqrt((B + 1) / log(B + 1)): B = 1000 gives sqrt(1001 / 6.908755) / 4 = 3.009242.
+    assert rp.forgetron_U(1000) == pytest.approx(3.009242, rel=1e-6)
+
+
+def test_missing_data_is_a_clear_command_line_error(tmp_path, capsys):
+    # An empty data home and no network (the suite's guard): one line naming the
+    # data home, exit status 1, no traceback.
+    empty = tmp_path / "empty"
+    status = main(["reproduce", "weston-banana", "--quick", "--silent", "--data-home", str(empty),
+                   "--out", str(tmp_path / "out")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err.startswith("sklearn-budget: error:") and str(empty) in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+    assert not empty.exists()  # the failed download cleaned up after itself
+
+
+def test_reproduce_all_reports_every_failure(tmp_path, capsys):
+    out = tmp_path / "out"
+    status = main(["reproduce", "all", "--quick", "--silent", "--out", str(out),
+                   "--data-home", str(tmp_path / "empty")])  # fmt: skip
+    captured = capsys.readouterr()
+    assert status == 1
+    # The synthetic experiment needs no data: it ran, and the others were tried.
+    assert (out / "projectron-synthetic.md").is_file()
+    assert "5 of 6 experiments failed" in captured.err
+    for name in rp.EXPERIMENTS:
+        if name != "projectron-synthetic":
+            assert f"sklearn-budget: error: {name}:" in captured.err
+
+
+def test_bad_arguments_are_rejected(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "projectron-synthetic", "--n-jobs", "0"])
+    assert exc.value.code == 2 and "0 workers" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="random_state must be an int"):
+        rp.reproduce("projectron-synthetic", quick=True, out=tmp_path, random_state=None)
+    assert not list(tmp_path.iterdir())
+
+
+def test_data_home_option_reaches_the_loaders(tmp_path, data_home, monkeypatch):
+    monkeypatch.delenv("SKLEARN_BUDGET_DATA", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no default data home either
+    status = main(["reproduce", "weston-banana", "--quick", "--silent", "--data-home", data_home,
+                   "--out", str(tmp_path / "out")])  # fmt: skip
+    assert status == 0
+    assert (tmp_path / "out" / "weston-banana.md").is_file()
+
+
+# The papers' settings, copied here by hand from the papers (not from the code):
+# Weston et al. (2005), Table 1 (sigma, C), Sec. 4 (5 runs for USPS, 10 for the
+# others); Orabona et al. (2008), Sec. 5 and Tables 1 and 3.
+WESTON_TABLE_1 = {
+    "weston-usps": (1 / 128, 1000.0, 5, (7291, 2007)),
+    "weston-usps-noise": (1 / 128, 10.0, 5, (7291, 2007)),
+    "weston-waveform": (1 / (2 * 3.16**2), 1.0, 10, (4000, 1000)),
+    "weston-banana": (1 / (2 * 0.7**2), 316.0, 10, (4000, 1300)),
+}
+
+
+def _in_process(**kwargs):
+    # joblib.Parallel's interface, running the delayed calls here, in order.
+    return lambda tasks: (func(*args, **kw) for func, args, kw in tasks)
+
+
+@pytest.mark.parametrize("name", sorted(WESTON_TABLE_1))
+def test_weston_protocol(name, monkeypatch, data_env):
+    gamma, C, n_runs, (n_train, n_test) = WESTON_TABLE_1[name]
+    calls = []
+
+    def fake_run(kind, p, g, c, Xtr, ytr, Xte, yte):
+        calls.append((kind, p, g, c, Xtr, ytr, Xte, yte))
+        return {"error": 1.0, "support": 1, "seconds": 0.0}
+
+    monkeypatch.setattr(rp, "_weston_run", fake_run)
+    monkeypatch.setattr(rp, "Parallel", _in_process)
+    rp._weston_experiment(name, quick=False, seed=0, n_jobs=1, progress=rp._Progress("t", 0))
+    kinds = {kind for kind, *_ in calls}
+    assert kinds == {"SVC", "Perceptron", "Budget", "Tighter"}
+    for kind, p, g, c, Xtr, ytr, Xte, yte in calls:
+        assert g == pytest.approx(gamma, rel=1e-12) and c == C
+        assert Xtr.shape[0] == ytr.shape[0] == n_train and Xte.shape[0] == yte.shape[0] == n_test
+    svc = [call for call in calls if call[0] == "SVC"]
+    assert len(svc) == n_runs
+    # Runs differ: other orders (USPS) or other splits (Waveform, Banana).
+    assert not np.array_equal(svc[0][4], svc[1][4])
+    if name.startswith("weston-usps"):
+        clean = sklearn_budget.datasets.fetch_usps(subset="train")
+        test = sklearn_budget.datasets.fetch_usps(subset="test")
+        for *_, Xtr, ytr, Xte, yte in svc:
+            np.testing.assert_array_equal(Xte, test.data)
+            np.testing.assert_array_equal(yte, test.target)  # test labels stay clean
+            # Match training rows to the clean set to count flipped labels.
+            order = np.lexsort(Xtr.T)
+            ref = np.lexsort(clean.data.T)
+            flipped = np.sum(ytr[order] != clean.target[ref])
+            assert flipped == (729 if name == "weston-usps-noise" else 0)
+
+
+def test_projectron_protocol(monkeypatch, data_env):
+    seen = {}
+
+    def capture(name, X, y, **kw):
+        seen[name] = (X.shape, kw)
+        raise KeyboardInterrupt  # enough: the settings are known
+
+    monkeypatch.setattr(rp, "_projectron_experiment", capture)
+    for name in ("projectron-synthetic", "projectron-adult"):
+        with pytest.raises(KeyboardInterrupt):
+            rp._run_projectron(name, False, "unused", 1, 0, None, rp._Progress("t", 0))
+    # sigma^2 = 0.5 and 25 in the paper: gamma = 1 / (2 sigma^2).
+    assert seen["projectron-synthetic"][0] == (10000, 2)
+    assert seen["projectron-synthetic"][1]["gamma"] == 1.0
+    assert seen["projectron-synthetic"][1]["budgets"] == (1000, 500)
+    assert seen["projectron-adult"][0] == (32561, 123)
+    assert seen["projectron-adult"][1]["gamma"] == 0.02
+    assert seen["projectron-adult"][1]["budgets"] == (1500, 3000)
+    for _, kw in seen.values():
+        assert kw["n_permutations"] == 5
+
+
+def test_projectron_estimators_are_the_papers(monkeypatch):
+    made = []
+    monkeypatch.setattr(rp, "_online_run", lambda est, X, y, order, c: made.append((est, order)))
+    monkeypatch.setattr(rp, "Parallel", _in_process)
+    X, y = make_two_gaussians(50, random_state=0)
+    rp._projectron_experiment("t", X, y, gamma=0.5, budgets=(1500,), n_permutations=2, seed=0,
+                              n_jobs=1, progress=rp._Progress("t", 0))  # fmt: skip
+    params = {}
+    for est, order in made:
+        params.setdefault(type(est).__name__, []).append((est.get_params(), order))
+    assert all(p["gamma"] == 0.5 for group in params.values() for p, _ in group)
+    (pa, _), _ = params["KernelPassiveAggressive"]
+    assert pa["C"] == 1.0 and pa["loss"] == "hinge"  # PA-I with C = 1 (Sec. 5)
+    for cls in ("Projectron", "ProjectronPlusPlus"):
+        p, _ = params[cls][0]
+        # U = sqrt((B + 1) / log(B + 1)) / 4 for B = 1500, worked out by hand.
+        assert p["eta"] == "adaptive" and p["U"] == pytest.approx(3.581428, rel=1e-6)
+    for cls in ("Forgetron", "RandomizedBudgetPerceptron", "Stoptron"):
+        assert all(p["budget"] == 1500 for p, _ in params[cls])
+    rbp = params["RandomizedBudgetPerceptron"]
+    assert rbp[0][0]["random_state"] != rbp[1][0]["random_state"]
+    # Each algorithm sees the same two permutations, and they differ.
+    orders = [o for _, o in params["KernelPerceptron"]]
+    assert not np.array_equal(orders[0], orders[1])
+    for group in params.values():
+        for (_, o), ref in zip(group, orders):
+            np.testing.assert_array_equal(o, ref)
+
+
+def test_paper_numbers_are_the_papers():
+    # A few cells of Tables 1 and 3, copied by hand.
+    adult = rp.PAPER_PROJECTRON["projectron-adult"]
+    synthetic = rp.PAPER_PROJECTRON["projectron-synthetic"]
+    assert adult[("Perceptron", None)] == (20.99, 0.06, 6835.6, 20.28)
+    assert adult[("Projectron++", 1500)][:3] == (20.04, 0.14, 992.8)
+    assert adult[("Stoptron", 3000)][:2] == (21.04, 1.54)
+    assert synthetic[("PA-I", None)][:3] == (12.58, 0.05, 3986.8)
+    assert synthetic[("RBP", 500)][:2] == (19.27, 0.20)
+    assert len(adult) == len(synthetic) == 12

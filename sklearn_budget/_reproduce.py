@@ -1,0 +1,593 @@
+"""The papers' experiments, run by ``sklearn-budget reproduce EXPERIMENT``.
+
+Each experiment writes a markdown table (ours beside the paper's numbers) and
+PNG figures into an output folder. Runs (permutations, splits) are
+independent and go to joblib workers; every run replays the exact online
+algorithm, so a run's result does not depend on ``n_jobs``.
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numbers
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.svm import SVC
+from sklearn.utils import check_random_state
+
+from ._budget_perceptron import BudgetPerceptron, TighterBudgetPerceptron
+from ._forgetron import Forgetron
+from ._passive_aggressive import KernelPassiveAggressive
+from ._perceptron import KernelPerceptron, Stoptron
+from ._projectron import Projectron, ProjectronPlusPlus
+from ._random_budget import RandomizedBudgetPerceptron
+from .datasets import (
+    fetch_a9a,
+    fetch_banana,
+    fetch_usps,
+    fetch_waveform,
+    make_two_gaussians,
+)
+
+# Orabona, Keshet and Caputo (2008), Tables 1 and 3: online mistakes in % of
+# the rounds and support size, mean and std over 5 permutations.
+PAPER_PROJECTRON = {
+    "projectron-adult": {
+        ("Perceptron", None): (20.99, 0.06, 6835.6, 20.28),
+        ("PA-I", None): (18.11, 0.10, 12537.0, 36.2),
+        ("Projectron", 1500): (20.95, 0.12, 1094.6, 16.06),
+        ("Projectron++", 1500): (20.04, 0.14, 992.8, 9.73),
+        ("Forgetron", 1500): (21.90, 0.23, 1500, 0),
+        ("RBP", 1500): (22.05, 0.21, 1500, 0),
+        ("Stoptron", 1500): (22.73, 2.82, 1500, 0),
+        ("Projectron", 3000): (20.97, 0.13, 1499.6, 13.58),
+        ("Projectron++", 3000): (20.16, 0.11, 1364.2, 4.76),
+        ("Forgetron", 3000): (21.41, 0.13, 3000, 0),
+        ("RBP", 3000): (21.49, 0.11, 3000, 0),
+        ("Stoptron", 3000): (21.04, 1.54, 3000, 0),
+    },
+    "projectron-synthetic": {
+        ("Perceptron", None): (18.80, 0.25, 1880.0, 25.12),
+        ("PA-I", None): (12.58, 0.05, 3986.8, 42.83),
+        ("Projectron", 1000): (18.71, 0.14, 108.6, 2.97),
+        ("Projectron++", 1000): (14.09, 0.10, 104.2, 2.39),
+        ("Forgetron", 1000): (18.96, 0.32, 1000, 0),
+        ("RBP", 1000): (18.86, 0.29, 1000, 0),
+        ("Stoptron", 1000): (17.49, 1.77, 1000, 0),
+        ("Projectron", 500): (18.70, 0.21, 98.6, 3.05),
+        ("Projectron++", 500): (14.23, 0.10, 98.6, 2.30),
+        ("Forgetron", 500): (19.20, 0.19, 500, 0),
+        ("RBP", 500): (19.27, 0.20, 500, 0),
+        ("Stoptron", 500): (21.96, 4.62, 500, 0),
+    },
+}
+
+# Known reasons for the differences from the papers, measured with this
+# package (the commands are in the closing notes of the project's issues).
+NOTES = {
+    "projectron-synthetic": (
+        "Measured with --random-state 0. The unbounded Perceptron and PA-I are 0.5 to 0.7 "
+        "points above the paper too, so the common offset of the Perceptron-like rows is "
+        "the draw of the synthetic set, not the algorithms: over 20 draws (random_state 0 "
+        "to 19) the Perceptron's online error ranges from 18.41% to 19.98%. Projectron++ "
+        "is below the paper because its margin-error step follows the journal version of "
+        "the paper (tau capped so that the progress beta_t of Eq. 16 stays >= 0) where the "
+        "conference paper skips the round when beta_t < 0; with the skip rule it makes "
+        "13.98 ± 0.16% (B = 1000) and 14.07 ± 0.08% (B = 500) mistakes on the same "
+        "permutations, close to the paper's 14.09% and 14.23%."
+    ),
+    "projectron-adult": (
+        "Measured with --random-state 0. Projectron++ makes about 0.9 points fewer mistakes "
+        "than the paper, with a smaller support set. Its margin-error step follows the "
+        "journal version of the paper (tau capped so that the progress beta_t of Eq. 16 "
+        "stays >= 0), where the conference paper skips the round when beta_t < 0. With the "
+        "skip rule, on the same permutations, it makes 19.69 ± 0.14% mistakes with "
+        "953.6 ± 8.0 members at B = 1500 and 19.87 ± 0.12% with 1328.6 ± 15.7 at B = 3000."
+    ),
+}
+
+BOUNDED = ("Projectron", "Projectron++", "Forgetron", "RBP", "Stoptron")
+
+
+def forgetron_U(budget):
+    """The competitor norm for which the Forgetron with this budget has its bound.
+
+    The Projectron paper sets the Projectron's ``U`` from the budget ``B`` of
+    the algorithms it is compared with: ``U = sqrt((B + 1) / log(B + 1)) / 4``.
+    """
+    return 0.25 * np.sqrt((budget + 1) / np.log(budget + 1))
+
+
+def _projectron_estimator(name, budget, gamma, seed):
+    if name == "Perceptron":
+        return KernelPerceptron(gamma=gamma)
+    if name == "PA-I":
+        # C = 1 so that PA-I's step is at most the Perceptron's (Sec. 5).
+        return KernelPassiveAggressive(C=1.0, loss="hinge", gamma=gamma)
+    if name == "Projectron":
+        return Projectron(eta="adaptive", U=forgetron_U(budget), gamma=gamma)
+    if name == "Projectron++":
+        return ProjectronPlusPlus(eta="adaptive", U=forgetron_U(budget), gamma=gamma)
+    if name == "Forgetron":
+        return Forgetron(budget=budget, gamma=gamma)
+    if name == "RBP":
+        return RandomizedBudgetPerceptron(budget=budget, gamma=gamma, random_state=seed)
+    return Stoptron(budget=budget, gamma=gamma)
+
+
+@dataclass
+class _Progress:
+    """Prints one line per finished run on stderr, with the elapsed time."""
+
+    name: str
+    total: int
+    stream: object = None
+    done: int = 0
+    start: float = field(default_factory=time.perf_counter)
+
+    def step(self, what):
+        self.done += 1
+        if self.stream is not None:
+            elapsed = time.perf_counter() - self.start
+            print(
+                f"[{self.name}] {self.done}/{self.total} runs ({elapsed:.0f} s): {what}",
+                file=self.stream,
+                flush=True,
+            )
+
+
+def _parallel(keys, tasks, n_jobs, progress, unit, size_name):
+    """Run the delayed ``tasks`` with joblib and group the results by setting.
+
+    ``keys[i]`` is ``(algorithm, size, run)`` for ``tasks[i]``; each finished
+    task is reported to ``progress``. Returns ``{(algorithm, size): [results
+    in run order]}``.
+    """
+    progress.total = len(tasks)
+    runs = {}
+    # Results come back in order while the workers keep running.
+    out = Parallel(n_jobs=n_jobs, return_as="generator")(tasks)
+    for (alg, size, r), result in zip(keys, out):
+        runs.setdefault((alg, size), []).append(result)
+        setting = alg if size is None else f"{alg} {size_name}={size}"
+        progress.step(f"{setting}, {unit} {r + 1}")
+    return runs
+
+
+def _online_run(estimator, X, y, order, checkpoints):
+    """One online pass over ``X[order]``; mistakes and support at checkpoints.
+
+    ``partial_fit`` on consecutive chunks plays the same stream as one call,
+    so the curves cost nothing beyond the pass itself.
+    """
+    est = clone(estimator)
+    classes = np.unique(y)
+    mistakes, support = [], []
+    tic = time.perf_counter()
+    start = 0
+    for stop in checkpoints:
+        rows = order[start:stop]
+        est.partial_fit(X[rows], y[rows], classes=classes)
+        mistakes.append(est.n_mistakes_)
+        support.append(len(est.support_))
+        start = stop
+    elapsed = time.perf_counter() - tic
+    return {
+        "mistakes": np.asarray(mistakes),
+        "support": np.asarray(support),
+        "seconds": elapsed,
+    }
+
+
+def _mean_std(values):
+    values = np.asarray(values, dtype=float)
+    return values.mean(), values.std()
+
+
+def _verdict(ours, ours_std, paper, paper_std):
+    """A word on how our mean compares with the paper's, given both spreads."""
+    spread = np.hypot(ours_std, paper_std)
+    diff = ours - paper
+    if abs(diff) <= max(2 * spread, 1e-9 + 0.005 * abs(paper)):
+        return "agrees"
+    return f"{'higher' if diff > 0 else 'lower'} by {abs(diff):.2f}"
+
+
+def _projectron_experiment(name, X, y, *, gamma, budgets, n_permutations, seed, n_jobs, progress):
+    rows = [("Perceptron", None), ("PA-I", None)]
+    rows += [(alg, B) for B in budgets for alg in BOUNDED]
+    n = X.shape[0]
+    rng = check_random_state(seed)
+    orders = [rng.permutation(n) for _ in range(n_permutations)]
+    # About 100 points per curve.
+    checkpoints = np.unique(np.linspace(0, n, 101).astype(int)[1:])
+    keys = [(alg, B, p) for alg, B in rows for p in range(n_permutations)]
+    tasks = [
+        delayed(_online_run)(
+            _projectron_estimator(alg, B, gamma, seed + p), X, y, orders[p], checkpoints
+        )
+        for alg, B, p in keys
+    ]
+    runs = _parallel(keys, tasks, n_jobs, progress, "permutation", "B")
+    return rows, runs, checkpoints
+
+
+def _projectron_table(title, rows, runs, n, paper, comparable):
+    lines = [f"## {title}", ""]
+    if paper is not None and comparable:
+        lines += [
+            "| algorithm | B | mistakes % (ours) | mistakes % (paper) | |S| (ours) "
+            "| |S| (paper) | mistakes: ours vs paper |",
+            "|---|---|---|---|---|---|---|",
+        ]
+    else:
+        lines += [
+            "| algorithm | B | mistakes % | |S| | seconds per run |",
+            "|---|---|---|---|---|",
+        ]
+    for alg, B in rows:
+        res = runs[(alg, B)]
+        m, ms = _mean_std([100.0 * r["mistakes"][-1] / n for r in res])
+        s, ss = _mean_std([r["support"][-1] for r in res])
+        b = "-" if B is None else str(B)
+        if paper is not None and comparable:
+            pm, pms, ps, pss = paper[(alg, B)]
+            lines.append(
+                f"| {alg} | {b} | {m:.2f} ± {ms:.2f} | {pm:.2f} ± {pms:.2f} "
+                f"| {s:.1f} ± {ss:.1f} | {ps:.1f} ± {pss:.1f} | {_verdict(m, ms, pm, pms)} |"
+            )
+        else:
+            t = np.mean([r["seconds"] for r in res])
+            lines.append(f"| {alg} | {b} | {m:.2f} ± {ms:.2f} | {s:.1f} ± {ss:.1f} | {t:.2f} |")
+    return lines
+
+
+def _projectron_figures(out, prefix, dataset, rows, runs, checkpoints, budget):
+    """Figs. 1-3 of the Projectron paper for one budget: online error and
+    support size against rounds, and online error against support size."""
+    plt = _pyplot()
+    if plt is None:
+        return []
+    algs = [(alg, B) for alg, B in rows if B in (None, budget)]
+    curves = {}
+    for key in algs:
+        res = runs[key]
+        curves[key] = (
+            100.0 * np.mean([r["mistakes"] for r in res], axis=0) / checkpoints,
+            np.mean([r["support"] for r in res], axis=0),
+        )
+    specs = [
+        ("fig1_error_vs_rounds", "number of samples", "average online error (%)"),
+        ("fig2_support_vs_rounds", "number of samples", "size of the support set"),
+        ("fig3_error_vs_support", "size of the support set", "average online error (%)"),
+    ]
+    paths = []
+    for i, (stem, xlabel, ylabel) in enumerate(specs):
+        fig, ax = plt.subplots(figsize=(6.4, 4.8))
+        for j, key in enumerate(algs):
+            err, sup = curves[key]
+            x = sup if i == 2 else checkpoints
+            yv = sup if i == 1 else err
+            # The budget rules play the Perceptron until |S| = B: dash them
+            # so that the overlapping curves stay visible.
+            style = "-" if key[1] is None or key[0].startswith("Projectron") else "--"
+            ax.plot(x, yv, style, color=f"C{j}", label=key[0], linewidth=1.5)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{dataset}, B = {budget}")
+        ax.grid(alpha=0.3)
+        ax.legend()
+        path = _output(out, f"{prefix}_{stem}.png")
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def _output(out, filename):
+    """The path of an output file; the folder is made only when there are
+    results to write into it."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    return out / filename
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+# Weston, Bordes and Bottou (2005), Table 1: RBF widths and SVM C. Their
+# sigma converts to gamma = 1 / (2 sigma^2) for Waveform and Banana (it
+# reproduces Raetsch's widths c = 2 sigma^2 = 20 and 1). For USPS, sigma = 128
+# is read as the width c of exp(-||x - x'||^2 / c): on data in [-1, 1] the
+# median squared distance between digits is about 250, so 2 sigma^2 = 32768
+# would make the kernel nearly constant (the SVC's test error is then 1.6%
+# instead of 0.45%). The grids end about where one epoch of the Perceptron
+# ends (USPS about 100 members, noisy USPS 1400, Waveform 500, Banana 570):
+# a larger cache is never full, and the budget rules are the Perceptron.
+WESTON = {
+    "weston-usps": dict(
+        dataset="USPS, digit 0 vs rest", gamma=1 / 128, C=1000.0, n_runs=5,
+        note="The ESL copy of USPS has 7291 training and 2007 test rows (the paper: 7329 "
+        "and 2000). Runs differ by the order of the training stream.",
+        grid=(10, 20, 35, 50, 65, 85, 100, 120), noise=0.0,
+    ),
+    "weston-usps-noise": dict(
+        # C = 10: the paper's best C on the test set for the noisy data.
+        dataset="USPS, digit 0 vs rest, 10% label noise", gamma=1 / 128, C=10.0, n_runs=5,
+        note="Each run flips another 10% of the training labels and plays another order; "
+        "the test labels are clean.",
+        grid=(10, 20, 50, 100, 200, 400, 700, 1000, 1400), noise=0.1,
+    ),
+    "weston-waveform": dict(
+        note="Each run draws another seeded split and order.",
+        dataset="Waveform", gamma=1 / (2 * 3.16**2), C=1.0, n_runs=10,
+        grid=(10, 20, 50, 100, 200, 300, 500, 700), n_train=4000, n_test=1000,
+    ),
+    "weston-banana": dict(
+        note="Each run draws another seeded split and order.",
+        dataset="Banana", gamma=1 / (2 * 0.7**2), C=316.0, n_runs=10,
+        grid=(10, 20, 35, 50, 75, 100, 150, 200, 300, 450, 600), n_train=4000, n_test=1300,
+    ),
+}  # fmt: skip
+
+
+def _weston_run(kind, budget, gamma, C, Xtr, ytr, Xte, yte):
+    """Test error (%) and support size after one online epoch, or of the SVC."""
+    tic = time.perf_counter()
+    if kind == "SVC":
+        est = SVC(C=C, gamma=gamma).fit(Xtr, ytr)
+        size = int(est.n_support_.sum())
+    else:
+        if kind == "Perceptron":
+            est = KernelPerceptron(gamma=gamma)
+        elif kind == "Budget":
+            est = BudgetPerceptron(budget=budget, beta=0.0, gamma=gamma)
+        else:
+            # Fig. 3 as stated, with all examples seen as the evaluation set.
+            est = TighterBudgetPerceptron(budget=budget, beta=0.0, error_set="all", gamma=gamma)
+        est.partial_fit(Xtr, ytr, classes=[-1, 1])
+        size = len(est.support_)
+    error = 100.0 * (1.0 - est.score(Xte, yte))
+    return {"error": error, "support": size, "seconds": time.perf_counter() - tic}
+
+
+def _weston_splits(name, spec, quick, seed, data_home):
+    """The runs' training and test sets: seeded orders, splits and noise."""
+    rng = check_random_state(seed)
+    splits = []
+    if name.startswith("weston-usps"):
+        train = fetch_usps(subset="train", data_home=data_home)
+        test = fetch_usps(subset="test", data_home=data_home)
+        for _ in range(spec["n_runs"]):
+            order = rng.permutation(train.data.shape[0])
+            ytr = train.target
+            if spec["noise"]:
+                ytr = fetch_usps(
+                    subset="train", label_noise=spec["noise"], random_state=rng, data_home=data_home
+                ).target
+            splits.append((train.data[order], ytr[order], test.data, test.target))
+    else:
+        fetch = fetch_waveform if name == "weston-waveform" else fetch_banana
+        data = fetch(data_home=data_home)
+        n_train, n_test = spec["n_train"], spec["n_test"]
+        for _ in range(spec["n_runs"]):
+            perm = rng.permutation(data.data.shape[0])
+            tr, te = perm[:n_train], perm[n_train : n_train + n_test]
+            splits.append((data.data[tr], data.target[tr], data.data[te], data.target[te]))
+    if quick:
+        splits = [(a[:600], b[:600], c[:500], d[:500]) for a, b, c, d in splits]
+    return splits
+
+
+def _weston_experiment(name, *, quick, seed, n_jobs, progress, data_home=None):
+    spec = dict(WESTON[name])
+    if quick:
+        spec.update(n_runs=2, grid=(10, 30, 60))
+    splits = _weston_splits(name, spec, quick, seed, data_home)
+    # The costliest runs (the Tighter rule at large p) first, for load balance.
+    keys = [(kind, p, r) for kind in ("Tighter", "Budget") for p in spec["grid"][::-1]
+            for r in range(len(splits))]  # fmt: skip
+    keys += [(kind, None, r) for kind in ("Perceptron", "SVC") for r in range(len(splits))]
+    tasks = [
+        delayed(_weston_run)(kind, p, spec["gamma"], spec["C"], *splits[r]) for kind, p, r in keys
+    ]
+    runs = _parallel(keys, tasks, n_jobs, progress, "run", "p")
+    return spec, splits, runs
+
+
+def _weston_table(title, spec, splits, runs):
+    def cell(res):
+        e = np.array([r["error"] for r in res])
+        return f"{e.mean():.2f} [{e.min():.2f}, {e.max():.2f}]"
+
+    n_train, n_test = splits[0][0].shape[0], splits[0][2].shape[0]
+    lines = [
+        f"## {title}",
+        "",
+        f"{spec['dataset']}: {n_train} training rows (one online epoch), {n_test} test rows, "
+        f"RBF gamma = {spec['gamma']:.4g}, {len(splits)} runs. Test error in %, mean "
+        "[min, max] over the runs.",
+        "",
+        "| cache size p | Budget Perceptron | Tighter Budget Perceptron |",
+        "|---|---|---|",
+    ]
+    for p in spec["grid"]:
+        lines.append(f"| {p} | {cell(runs[('Budget', p)])} | {cell(runs[('Tighter', p)])} |")
+    lines.append("")
+    lines.append("| reference | test error % | support size |")
+    lines.append("|---|---|---|")
+    for kind, label in (
+        ("Perceptron", "Perceptron (unbounded)"),
+        ("SVC", f"SVC (C={spec['C']:g})"),
+    ):
+        s, _ = _mean_std([r["support"] for r in runs[(kind, None)]])
+        lines.append(f"| {label} | {cell(runs[(kind, None)])} | {s:.1f} |")
+    lines += [
+        "",
+        spec["note"] + " The paper's figures give no numbers: compare the shapes (the "
+        "Tighter rule near the SVM with few members, and below the Perceptron on noisy data; "
+        "the Budget Perceptron degrading fast as p shrinks).",
+    ]
+    return lines
+
+
+def _weston_figure(out, name, spec, runs):
+    plt = _pyplot()
+    if plt is None:
+        return []
+    grid = np.asarray(spec["grid"])
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    for kind, label, marker in (
+        ("Budget", "Budget Perceptron", "s"),
+        ("Tighter", "Tighter Budget Perceptron", "o"),
+    ):
+        e = np.array([[r["error"] for r in runs[(kind, p)]] for p in grid])
+        mean = e.mean(axis=1)
+        ax.errorbar(
+            grid, mean, yerr=[mean - e.min(axis=1), e.max(axis=1) - mean],
+            marker=marker, capsize=3, label=label,
+        )  # fmt: skip
+    for kind, label, style in (("Perceptron", "Perceptron", "--"), ("SVC", "SVM", ":")):
+        e = np.array([r["error"] for r in runs[(kind, None)]])
+        s = np.mean([r["support"] for r in runs[(kind, None)]])
+        line = ax.axhline(e.mean(), linestyle=style, color="0.3" if kind == "SVC" else "C2")
+        ax.plot([s], [e.mean()], marker="*", markersize=10, color=line.get_color(),
+                linestyle="none", label=f"{label} ({s:.0f} SVs)")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlabel("cache size p (support vectors)")
+    ax.set_ylabel("test error (%)")
+    ax.set_title(spec["dataset"])
+    ax.grid(alpha=0.3, which="both")
+    ax.legend()
+    path = _output(out, f"{name}.png")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return [path]
+
+
+EXPERIMENTS = {
+    "projectron-synthetic": "Projectron paper, Table 3 (synthetic set), with Figs. 1-3 for it",
+    "projectron-adult": "Projectron paper, Table 1 and Figs. 1-3 (Adult / a9a)",
+    "weston-usps": "Weston et al., Fig. 9 (USPS, digit 0 vs rest)",
+    "weston-usps-noise": "Weston et al., Fig. 10 (USPS with 10% label noise)",
+    "weston-waveform": "Weston et al., Fig. 11 (Waveform)",
+    "weston-banana": "Weston et al., Fig. 12 (Banana)",
+}
+
+
+def reproduce(name, *, quick=False, out="sklearn-budget-results", n_jobs=1, random_state=0,
+              data_home=None, progress=None):  # fmt: skip
+    """Run one experiment; write ``<out>/<name>.md`` and its PNG figures.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``EXPERIMENTS``.
+    quick : bool, default=False
+        A short run on a subset with fewer permutations, for smoke tests.
+        Its numbers are not comparable with the papers'.
+    out : str or Path, default="sklearn-budget-results"
+        Output folder, created if needed.
+    n_jobs : int, default=1
+        joblib workers for the independent runs.
+    random_state : int, default=0
+        Seeds the data draw, the permutations, the splits and the noise.
+    data_home : str or path-like, default=None
+        Where the real data sets are, as in ``sklearn_budget.datasets``
+        (default: ``$SKLEARN_BUDGET_DATA``, then ``~/scikit_learn_data``).
+    progress : file-like, default=None
+        Where to report each finished run (the command line passes
+        ``sys.stderr``); None reports nothing.
+
+    Returns
+    -------
+    table : str
+        The markdown report, also written to ``<out>/<name>.md``.
+    figures : list of Path
+        The PNG files written (none when matplotlib is not installed).
+    """
+    if name not in EXPERIMENTS:
+        raise ValueError(f"Unknown experiment {name!r}; choose one of {sorted(EXPERIMENTS)}.")
+    if not isinstance(random_state, numbers.Integral):
+        raise ValueError(f"random_state must be an int, got {random_state!r}.")
+    out = Path(out)
+    prog = _Progress(name, 0, progress)
+    tic = time.perf_counter()
+    head = [f"# {name}: {EXPERIMENTS[name]}", ""]
+    if quick:
+        head += ["**Quick run** (subset, fewer runs): not comparable with the paper.", ""]
+    if name.startswith("projectron"):
+        lines, figures = _run_projectron(name, quick, out, n_jobs, random_state, data_home, prog)
+    else:
+        spec, splits, runs = _weston_experiment(
+            name,
+            quick=quick,
+            seed=random_state,
+            n_jobs=n_jobs,
+            progress=prog,
+            data_home=data_home,
+        )
+        lines = _weston_table(EXPERIMENTS[name], spec, splits, runs)
+        figures = _weston_figure(out, name, spec, runs)
+    lines = head + lines
+    lines += ["", f"Wall time {time.perf_counter() - tic:.0f} s with n_jobs={n_jobs}."]
+    if figures:
+        lines += ["", "Figures: " + ", ".join(f"`{p.name}`" for p in figures)]
+    else:
+        lines += ["", "No figures: matplotlib is not installed (`pip install matplotlib`)."]
+    table = "\n".join(lines) + "\n"
+    _output(out, f"{name}.md").write_text(table, encoding="utf-8")
+    return table, figures
+
+
+def _run_projectron(name, quick, out, n_jobs, seed, data_home, prog):
+    if name == "projectron-synthetic":
+        # sigma^2 = 0.5, so gamma = 1 / (2 sigma^2) = 1.
+        n = 2000 if quick else 10000
+        X, y = make_two_gaussians(n, random_state=seed)
+        gamma, budgets, dataset = 1.0, (1000, 500), "synthetic"
+        if quick:
+            budgets = (200, 100)
+    else:
+        # a9a's 32561 training rows, sigma^2 = 25: gamma = 0.02.
+        X, y = fetch_a9a(subset="train", data_home=data_home, return_X_y=True)
+        X = X.toarray()  # 123 binary features: dense rows are faster here
+        gamma, budgets, dataset = 0.02, (1500, 3000), "Adult (a9a)"
+        if quick:
+            X, y = X[:3000], y[:3000]
+            budgets = (150, 300)
+    n_perm = 2 if quick else 5
+    rows, runs, checkpoints = _projectron_experiment(
+        name, X, y, gamma=gamma, budgets=budgets, n_permutations=n_perm, seed=seed,
+        n_jobs=n_jobs, progress=prog,
+    )  # fmt: skip
+    title = (
+        f"{dataset}: {X.shape[0]} rounds, RBF gamma = {gamma:g}, {n_perm} permutations; "
+        "online mistakes in % of the rounds and final support size, mean ± std"
+    )
+    lines = _projectron_table(title, rows, runs, X.shape[0], PAPER_PROJECTRON[name], not quick)
+    if not quick:
+        lines += [
+            "",
+            '"agrees": the means differ by less than twice the combined std of the '
+            "two columns. U = sqrt((B + 1) / log(B + 1)) / 4 for the Projectrons.",
+        ]
+        if seed == 0:
+            lines += ["", NOTES[name]]
+    figures = _projectron_figures(out, name, dataset, rows, runs, checkpoints, budgets[0])
+    return lines, figures

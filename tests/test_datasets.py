@@ -1,0 +1,483 @@
+"""Tests of sklearn_budget.datasets, on the local copy of the real data.
+
+No test may reach the network: the real data comes from a local data home,
+the download tests use ``file://`` copies of it, and an autouse fixture of
+conftest.py makes any attempt to open a network connection fail.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import NETWORK_BLOCKED
+from sklearn.utils import Bunch
+from sklearn.utils._param_validation import InvalidParameterError
+
+from sklearn_budget.datasets import (
+    _loaders,
+    fetch_a9a,
+    fetch_banana,
+    fetch_usps,
+    fetch_waveform,
+    get_data_home,
+    make_two_gaussians,
+)
+from sklearn_budget.datasets._base import RemoteFileMetadata
+
+# Published sizes and label counts of the data sets (the data's README,
+# USPS's zip.info.txt), stated here independently of the code under test.
+A9A_TRAIN, A9A_TEST, A9A_FEATURES = 32561, 16281, 123
+USPS_TRAIN, USPS_TEST = 7291, 2007
+USPS_TRAIN_COUNTS = [1194, 1005, 731, 658, 652, 556, 664, 645, 542, 644]
+USPS_TEST_COUNTS = [359, 264, 198, 166, 200, 160, 170, 147, 166, 177]
+FILES = {
+    "a9a/a9a": "f5d5ffd8d865ff41328e7ee043e4b020816914ff6843ff15b98905ddbedce906",
+    "a9a/a9a.t": "7d8c09f1120d9ff231d85caba98956906033f3c4d53e2b15ab7ef83710de6a76",
+    "usps/zip.train.gz": "66ebf231ab51f2cf6ac1a892d0f98ccffee1079d7a5db638c1f11f366046ca16",
+    "usps/zip.test.gz": "8dacc3c6e136af6c3488de9e5113a7daf140c8c2f1f0b61c54ee02f03f1a962f",
+    "banana/banana.csv": "390a30b5037c8eb6355a34478311d8d0da776c0260f03055a771441535808959",
+    "waveform/waveform.mat": "f783135eb00109cb241f65481be36c011cc1fc13df6180d512d2a2a3488e9db3",
+}
+
+
+def _files_under(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in Path(folder).rglob("*") if p.is_file())
+
+
+# ---------------------------------------------------------------------------
+# make_two_gaussians
+
+
+def _old_make_synthetic(n_samples, random_state=None):
+    # Verbatim copy of the former sklearn_budget._datasets.make_synthetic:
+    # the published benchmark numbers were computed on its draws.
+    from sklearn.utils import check_random_state
+
+    rng = check_random_state(random_state)
+    y = np.where(rng.rand(n_samples) < 0.5, 1, -1)
+    X = rng.randn(n_samples, 2) * np.sqrt([0.2, 2.0]) + y[:, None]
+    return X, np.where(rng.rand(n_samples) < 0.1, -y, y)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42])
+@pytest.mark.parametrize("n_samples", [1, 7, 10000])
+def test_make_two_gaussians_pins_the_former_generator(seed, n_samples):
+    X_old, y_old = _old_make_synthetic(n_samples, random_state=seed)
+    X, y = make_two_gaussians(n_samples, random_state=seed)
+    np.testing.assert_array_equal(X, X_old)
+    np.testing.assert_array_equal(y, y_old)
+    X, y = make_two_gaussians(n_samples, noise=0.1, random_state=seed)
+    np.testing.assert_array_equal(X, X_old)
+    np.testing.assert_array_equal(y, y_old)
+
+
+def test_make_two_gaussians_default_size_and_continued_stream():
+    X_old, y_old = _old_make_synthetic(10000, random_state=3)
+    X, y = make_two_gaussians(random_state=3)
+    np.testing.assert_array_equal(X, X_old)
+    np.testing.assert_array_equal(y, y_old)
+
+    # A RandomState continues its stream: a training then a test set.
+    rng_old, rng = np.random.RandomState(5), np.random.RandomState(5)
+    for n in (300, 200):
+        X_old, y_old = _old_make_synthetic(n, rng_old)
+        X, y = make_two_gaussians(n, random_state=rng)
+        np.testing.assert_array_equal(X, X_old)
+        np.testing.assert_array_equal(y, y_old)
+    X_a, _ = make_two_gaussians(50, random_state=rng)
+    X_b, _ = make_two_gaussians(50, random_state=rng)
+    assert not np.array_equal(X_a, X_b)
+
+
+def test_make_two_gaussians_shapes_and_reproducibility():
+    X, y = make_two_gaussians(123, random_state=0)
+    assert X.shape == (123, 2) and y.shape == (123,)
+    assert X.dtype == np.float64
+    assert np.issubdtype(y.dtype, np.integer)
+    assert set(np.unique(y)) == {-1, 1}
+    X2, y2 = make_two_gaussians(123, random_state=0)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(y, y2)
+    X3, _ = make_two_gaussians(123, random_state=1)
+    assert not np.array_equal(X, X3)
+
+
+def test_make_two_gaussians_distribution():
+    n = 20000
+    X, y_clean = make_two_gaussians(n, noise=0.0, random_state=0)
+    X_noisy, y = make_two_gaussians(n, noise=0.1, random_state=0)
+    # The noise only flips labels: the points, and the Gaussian each one
+    # comes from (its label without noise), are the same.
+    np.testing.assert_array_equal(X, X_noisy)
+    flipped = y != y_clean
+    np.testing.assert_array_equal(y[flipped], -y_clean[flipped])
+    sigma = np.sqrt(0.1 * 0.9 / n)
+    assert abs(flipped.mean() - 0.1) < 4 * sigma
+
+    assert abs((y_clean == 1).mean() - 0.5) < 4 * np.sqrt(0.25 / n)
+    for label, mean in [(1, [1.0, 1.0]), (-1, [-1.0, -1.0])]:
+        Xc = X[y_clean == label]
+        np.testing.assert_allclose(Xc.mean(axis=0), mean, atol=0.06)
+        np.testing.assert_allclose(Xc.var(axis=0), [0.2, 2.0], rtol=0.06)
+        assert abs(np.corrcoef(Xc.T)[0, 1]) < 0.05
+
+    # Without noise, the classes are the Gaussians: the Bayes rule (sign of
+    # x1 / 0.2 + x2 / 2) errs with probability Phi(-sqrt(22) / 2) = 0.95%,
+    # and with the flips with probability 0.1 * 0.9905 + 0.9 * 0.0095 = 10.8%.
+    bayes = np.where(X[:, 0] / 0.2 + X[:, 1] / 2.0 > 0, 1, -1)
+    assert abs((bayes != y_clean).mean() - 0.0095) < 4 * np.sqrt(0.0095 * 0.9905 / n)
+    assert abs((bayes != y).mean() - 0.108) < 4 * np.sqrt(0.108 * 0.892 / n)
+
+
+def test_make_two_gaussians_all_labels_flipped():
+    X, y_clean = make_two_gaussians(500, noise=0.0, random_state=0)
+    _, y = make_two_gaussians(500, noise=1.0, random_state=0)
+    np.testing.assert_array_equal(y, -y_clean)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"n_samples": 0}, {"noise": -0.1}, {"noise": 1.5}, {"random_state": "a"}]
+)
+def test_make_two_gaussians_rejects_bad_parameters(kwargs):
+    with pytest.raises(InvalidParameterError):
+        make_two_gaussians(**kwargs)
+
+
+# ---------------------------------------------------------------------------
+# get_data_home
+
+
+def test_get_data_home_argument_wins(monkeypatch, tmp_path):
+    monkeypatch.setenv("SKLEARN_BUDGET_DATA", str(tmp_path / "from_env"))
+    assert get_data_home(str(tmp_path / "arg")) == str(tmp_path / "arg")
+    assert get_data_home(tmp_path / "arg") == str(tmp_path / "arg")
+    assert not (tmp_path / "arg").exists()  # not created
+
+
+def test_get_data_home_environment_variable(monkeypatch, tmp_path):
+    monkeypatch.setenv("SKLEARN_BUDGET_DATA", str(tmp_path / "from_env"))
+    assert get_data_home() == str(tmp_path / "from_env")
+    assert not (tmp_path / "from_env").exists()
+
+
+def test_get_data_home_default_and_tilde(monkeypatch, tmp_path):
+    monkeypatch.delenv("SKLEARN_BUDGET_DATA", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("USERPROFILE", str(tmp_path))  # expanduser on Windows
+    assert get_data_home() == os.path.join(str(tmp_path), "scikit_learn_data")
+    assert not (tmp_path / "scikit_learn_data").exists()
+    assert get_data_home(os.path.join("~", "data")) == os.path.join(str(tmp_path), "data")
+    monkeypatch.setenv("SKLEARN_BUDGET_DATA", os.path.join("~", "env_data"))
+    assert get_data_home() == os.path.join(str(tmp_path), "env_data")
+
+
+def test_fetchers_use_the_environment_variable(monkeypatch, data_home):
+    monkeypatch.setenv("SKLEARN_BUDGET_DATA", data_home)
+    X, y = fetch_banana(download_if_missing=False, return_X_y=True)
+    assert X.shape == (5300, 2)
+
+
+# ---------------------------------------------------------------------------
+# fetch_a9a
+
+
+@pytest.mark.parametrize(
+    "subset, n_rows, n_pos", [("train", A9A_TRAIN, 7841), ("test", A9A_TEST, 3846)]
+)
+def test_fetch_a9a(data_home, subset, n_rows, n_pos):
+    bunch = fetch_a9a(data_home=data_home, subset=subset, download_if_missing=False)
+    assert isinstance(bunch, Bunch)
+    X, y = bunch.data, bunch.target
+    assert sp.issparse(X) and X.format == "csr"
+    assert X.shape == (n_rows, A9A_FEATURES)
+    assert X.dtype == np.float64
+    # Binary features (a9a.t stores one explicit "123:0" to declare the width).
+    assert np.isin(X.data, [0.0, 1.0]).all() and (X.data == 1.0).any()
+    assert y.shape == (n_rows,) and y.dtype == np.int64
+    assert set(np.unique(y)) == {-1, 1}
+    assert (y == 1).sum() == n_pos
+    assert "32561" in bunch.DESCR
+
+
+def test_fetch_a9a_first_row_and_all(data_home):
+    X, y = fetch_a9a(data_home=data_home, return_X_y=True)
+    # The first line of a9a is "-1 3:1 11:1 14:1 19:1 39:1 42:1 55:1 64:1 67:1
+    # 73:1 75:1 76:1 80:1 83:1" (one-based indices).
+    expected = np.array([3, 11, 14, 19, 39, 42, 55, 64, 67, 73, 75, 76, 80, 83]) - 1
+    np.testing.assert_array_equal(np.sort(X[0].indices), expected)
+    assert y[0] == -1
+
+    X_test, y_test = fetch_a9a(data_home=data_home, subset="test", return_X_y=True)
+    X_all, y_all = fetch_a9a(data_home=data_home, subset="all", return_X_y=True)
+    assert sp.issparse(X_all) and X_all.format == "csr"
+    assert X_all.shape == (A9A_TRAIN + A9A_TEST, A9A_FEATURES)
+    assert (X_all[:A9A_TRAIN] != X).nnz == 0
+    assert (X_all[A9A_TRAIN:] != X_test).nnz == 0
+    np.testing.assert_array_equal(y_all, np.concatenate([y, y_test]))
+
+
+# ---------------------------------------------------------------------------
+# fetch_usps
+
+
+def test_fetch_usps_binary(data_home):
+    bunch = fetch_usps(data_home=data_home, download_if_missing=False)
+    X, y = bunch.data, bunch.target
+    assert isinstance(X, np.ndarray) and not sp.issparse(X)
+    assert X.shape == (USPS_TRAIN, 256) and X.dtype == np.float64
+    assert X.min() == -1.0 and X.max() == 1.0
+    assert y.dtype == np.int64 and set(np.unique(y)) == {-1, 1}
+    assert (y == 1).sum() == 1194
+    np.testing.assert_array_equal(np.bincount(bunch.digits), USPS_TRAIN_COUNTS)
+    np.testing.assert_array_equal(y == 1, bunch.digits == 0)
+    assert bunch.noisy.dtype == bool and not bunch.noisy.any()
+    assert "7291" in bunch.DESCR and "2007" in bunch.DESCR
+
+
+def test_fetch_usps_positive_digit_and_subsets(data_home):
+    X, y = fetch_usps(data_home=data_home, subset="test", positive_digit=7, return_X_y=True)
+    assert X.shape == (USPS_TEST, 256)
+    assert (y == 1).sum() == USPS_TEST_COUNTS[7]
+    assert (y == -1).sum() == USPS_TEST - USPS_TEST_COUNTS[7]
+
+    train = fetch_usps(data_home=data_home, positive_digit=None)
+    test = fetch_usps(data_home=data_home, subset="test", positive_digit=None)
+    every = fetch_usps(data_home=data_home, subset="all", positive_digit=None)
+    assert every.data.shape == (USPS_TRAIN + USPS_TEST, 256)
+    np.testing.assert_array_equal(every.data, np.vstack([train.data, test.data]))
+    np.testing.assert_array_equal(
+        np.bincount(every.target), np.add(USPS_TRAIN_COUNTS, USPS_TEST_COUNTS)
+    )
+
+
+def test_fetch_usps_multiclass(data_home):
+    bunch = fetch_usps(data_home=data_home, positive_digit=None)
+    assert bunch.target.dtype == np.int64
+    np.testing.assert_array_equal(np.unique(bunch.target), np.arange(10))
+    np.testing.assert_array_equal(np.bincount(bunch.target), USPS_TRAIN_COUNTS)
+    np.testing.assert_array_equal(bunch.target, bunch.digits)
+
+
+def test_fetch_usps_label_noise(data_home):
+    clean = fetch_usps(data_home=data_home)
+    noisy = fetch_usps(data_home=data_home, label_noise=0.1, random_state=0)
+    n_flips = 729  # round(0.1 * 7291)
+    np.testing.assert_array_equal(noisy.data, clean.data)
+    np.testing.assert_array_equal(noisy.digits, clean.digits)
+    changed = noisy.target != clean.target
+    assert changed.sum() == n_flips
+    np.testing.assert_array_equal(changed, noisy.noisy)
+    np.testing.assert_array_equal(noisy.target[changed], -clean.target[changed])
+    # Reproducible with random_state, and a different seed flips other rows.
+    again = fetch_usps(data_home=data_home, label_noise=0.1, random_state=0)
+    np.testing.assert_array_equal(again.target, noisy.target)
+    other = fetch_usps(data_home=data_home, label_noise=0.1, random_state=1)
+    assert other.noisy.sum() == n_flips
+    assert not np.array_equal(other.noisy, noisy.noisy)
+    # The flipped rows are drawn uniformly: about 10% of each class.
+    zeros = clean.digits == 0
+    assert 0.06 < noisy.noisy[zeros].mean() < 0.14
+    # On the test subset: round(0.1 * 2007) = 201 flips.
+    _, y_test = fetch_usps(data_home=data_home, subset="test", return_X_y=True)
+    _, y_test_noisy = fetch_usps(
+        data_home=data_home, subset="test", label_noise=0.1, random_state=0, return_X_y=True
+    )
+    assert (y_test != y_test_noisy).sum() == 201
+
+
+def test_fetch_usps_label_noise_needs_binary_labels(data_home):
+    with pytest.raises(ValueError, match="positive_digit"):
+        fetch_usps(data_home=data_home, positive_digit=None, label_noise=0.1)
+    # No noise is fine in the multiclass case.
+    fetch_usps(data_home=data_home, positive_digit=None, label_noise=0.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"label_noise": 1.0},
+        {"label_noise": -0.1},
+        {"positive_digit": 10},
+        {"positive_digit": -1},
+        {"subset": "validation"},
+    ],
+)
+def test_fetch_usps_rejects_bad_parameters(data_home, kwargs):
+    with pytest.raises(InvalidParameterError):
+        fetch_usps(data_home=data_home, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# fetch_banana, fetch_waveform
+
+
+def test_fetch_banana(data_home):
+    bunch = fetch_banana(data_home=data_home, download_if_missing=False)
+    X, y = bunch.data, bunch.target
+    assert isinstance(X, np.ndarray) and X.shape == (5300, 2) and X.dtype == np.float64
+    assert y.shape == (5300,) and y.dtype == np.int64
+    assert set(np.unique(y)) == {-1, 1}
+    assert (y == 1).sum() == 2376 and (y == -1).sum() == 2924
+    # First data row of banana.csv: "0.81189519,-0.19526175,1".
+    np.testing.assert_array_equal(X[0], [0.81189519, -0.19526175])
+    assert y[0] == 1
+    assert "4000" in bunch.DESCR and "1300" in bunch.DESCR
+    X2, y2 = fetch_banana(data_home=data_home, return_X_y=True)
+    np.testing.assert_array_equal(X2, X)
+    np.testing.assert_array_equal(y2, y)
+
+
+def test_fetch_waveform(data_home):
+    bunch = fetch_waveform(data_home=data_home, download_if_missing=False)
+    X, y = bunch.data, bunch.target
+    assert isinstance(X, np.ndarray) and X.shape == (5000, 21) and X.dtype == np.float64
+    assert y.shape == (5000,) and y.dtype == np.int64
+    assert set(np.unique(y)) == {-1, 1}
+    assert (y == 1).sum() == 1647
+    # Standardized features.
+    np.testing.assert_allclose(X.mean(axis=0), 0, atol=1e-6)
+    np.testing.assert_allclose(X.std(axis=0), 1, atol=1e-3)
+    assert "4000" in bunch.DESCR and "1000" in bunch.DESCR
+    X2, y2 = fetch_waveform(data_home=data_home, return_X_y=True)
+    np.testing.assert_array_equal(X2, X)
+    np.testing.assert_array_equal(y2, y)
+
+
+# ---------------------------------------------------------------------------
+# Missing data and downloads
+
+
+FETCHERS = {
+    fetch_a9a: ["a9a/a9a"],
+    fetch_usps: ["usps/zip.train.gz"],
+    fetch_banana: ["banana/banana.csv"],
+    fetch_waveform: ["waveform/waveform.mat"],
+}
+
+
+@pytest.mark.parametrize("fetcher", list(FETCHERS))
+def test_missing_data_without_download(fetcher, tmp_path):
+    with pytest.raises(OSError) as excinfo:
+        fetcher(data_home=str(tmp_path), download_if_missing=False)
+    message = str(excinfo.value)
+    assert str(tmp_path) in message
+    assert FETCHERS[fetcher][0] in message
+    assert "data_home" in message and "SKLEARN_BUDGET_DATA" in message
+    assert _files_under(tmp_path) == []
+
+
+def test_remote_table_matches_the_local_checksums(data_home):
+    # The table covers every file the fetchers read, with the checksums of
+    # the shared data (stated independently above), and the layout of the
+    # shared folder.
+    table = {remote.filename: remote.checksum for remote in _loaders.REMOTE_FILES}
+    assert table == FILES
+    for remote in _loaders.REMOTE_FILES:
+        assert remote.url.startswith("https://")
+        assert (Path(data_home) / remote.filename).is_file()
+
+
+@pytest.fixture
+def file_urls(monkeypatch, tmp_path, data_home):
+    """Serve copies of the shared files through file:// URLs."""
+    source = tmp_path / "remote"
+    table = []
+    for remote in _loaders.REMOTE_FILES:
+        copy = source / remote.filename.replace("/", "_")
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(data_home) / remote.filename, copy)
+        table.append(remote._replace(url=copy.as_uri()))
+    monkeypatch.setattr(_loaders, "REMOTE_FILES", tuple(table))
+    return table
+
+
+@pytest.mark.parametrize("fetcher", list(FETCHERS))
+def test_download_verifies_and_loads(fetcher, file_urls, tmp_path, data_home):
+    home = tmp_path / "home"
+    result = fetcher(data_home=str(home), return_X_y=True)
+    expected = fetcher(data_home=data_home, download_if_missing=False, return_X_y=True)
+    assert _files_under(home) == FETCHERS[fetcher]  # no temporary file left
+    for filename in FETCHERS[fetcher]:
+        assert (home / filename).read_bytes() == (Path(data_home) / filename).read_bytes()
+    for got, want in zip(result, expected):
+        if sp.issparse(want):
+            assert (got != want).nnz == 0
+        else:
+            np.testing.assert_array_equal(got, want)
+
+    # Once there, the files are read without download, even with the
+    # sources gone.
+    shutil.rmtree(tmp_path / "remote")
+    again = fetcher(data_home=str(home), download_if_missing=False, return_X_y=True)
+    assert again[0].shape == expected[0].shape
+
+
+def test_download_of_two_files_and_environment_home(monkeypatch, file_urls, tmp_path):
+    home = tmp_path / "env_home"
+    monkeypatch.setenv("SKLEARN_BUDGET_DATA", str(home))
+    X, y = fetch_a9a(subset="all", return_X_y=True)
+    assert X.shape == (A9A_TRAIN + A9A_TEST, A9A_FEATURES)
+    assert _files_under(home) == ["a9a/a9a", "a9a/a9a.t"]
+
+
+def test_download_with_wrong_checksum_leaves_nothing(monkeypatch, file_urls, tmp_path):
+    wrong = "0" * 64
+    table = [
+        r._replace(checksum=wrong) if r.filename == "banana/banana.csv" else r for r in file_urls
+    ]
+    monkeypatch.setattr(_loaders, "REMOTE_FILES", tuple(table))
+    home = tmp_path / "home"
+    with pytest.raises(OSError) as excinfo:
+        fetch_banana(data_home=str(home))
+    message = str(excinfo.value)
+    assert "banana.csv" in message
+    assert wrong in message and FILES["banana/banana.csv"] in message
+    assert not home.exists()  # not even the folders the download made
+    # Nothing half-done was left to be mistaken for the data.
+    with pytest.raises(OSError, match="not found"):
+        fetch_banana(data_home=str(home), download_if_missing=False)
+
+
+def test_failed_download_names_the_remedy_and_leaves_nothing(monkeypatch, tmp_path):
+    missing = RemoteFileMetadata(
+        "banana/banana.csv", (tmp_path / "nowhere.csv").as_uri(), FILES["banana/banana.csv"]
+    )
+    monkeypatch.setattr(_loaders, "REMOTE_FILES", (missing,))
+    home = tmp_path / "home"
+    with pytest.raises(OSError) as excinfo:
+        fetch_banana(data_home=str(home))
+    message = str(excinfo.value)
+    assert "nowhere.csv" in message and str(home) in message
+    assert "SKLEARN_BUDGET_DATA" in message
+    assert not home.exists()  # not even the folders the download made
+
+
+def test_real_urls_are_not_reached_in_tests(tmp_path):
+    # The suite's network guard (conftest.py) stops the download at its first call,
+    # and the failed download leaves nothing behind.
+    home = tmp_path / "home"
+    with pytest.raises(OSError, match=NETWORK_BLOCKED):
+        fetch_banana(data_home=str(home))
+    assert not home.exists()  # not even the folders the download made
+
+
+def test_existing_files_are_used_as_they_are(tmp_path):
+    # Files in the data home are trusted (not re-hashed on load): a local
+    # variant of the data is read instead of being replaced.
+    home = tmp_path / "home"
+    (home / "banana").mkdir(parents=True)
+    (home / "banana" / "banana.csv").write_text("X1,X2,Y\n0.5,-2,1\n1.5,3,-1\n")
+    X, y = fetch_banana(data_home=str(home), return_X_y=True)
+    np.testing.assert_array_equal(X, [[0.5, -2.0], [1.5, 3.0]])
+    np.testing.assert_array_equal(y, [1, -1])
+
+
+def test_failed_download_keeps_folders_that_existed(tmp_path):
+    home = tmp_path / "home"
+    (home / "banana").mkdir(parents=True)
+    with pytest.raises(OSError, match=NETWORK_BLOCKED):
+        fetch_banana(data_home=str(home))
+    assert (home / "banana").is_dir() and _files_under(home) == []
