@@ -148,7 +148,7 @@ def main(argv=None):
         print(table)
         print(
             f"Written to {Path(args.out) / (name + '.md')}"
-            + "".join(f"\n           {f}" for f in figures)
+            + "".join(f"\n           {f}" for f in [*figures, Path(args.out) / (name + ".json")])
         )
     if failed:
         print(

@@ -9,6 +9,7 @@ algorithm, so a run's result does not depend on ``n_jobs``.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import json
 import numbers
 import time
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from sklearn.base import clone
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
+from . import __version__
 from ._budget_perceptron import BudgetPerceptron, TighterBudgetPerceptron
 from ._forgetron import Forgetron
 from ._passive_aggressive import KernelPassiveAggressive
@@ -492,7 +494,8 @@ EXPERIMENTS = {
 
 def reproduce(name, *, quick=False, out="sklearn-budget-results", n_jobs=1, random_state=0,
               data_home=None, progress=None):  # fmt: skip
-    """Run one experiment; write ``<out>/<name>.md`` and its PNG figures.
+    """Run one experiment; write ``<out>/<name>.md``, its PNG figures, and
+    ``<out>/<name>.json`` with the numbers of every run.
 
     Parameters
     ----------
@@ -532,7 +535,9 @@ def reproduce(name, *, quick=False, out="sklearn-budget-results", n_jobs=1, rand
     if quick:
         head += ["**Quick run** (subset, fewer runs): not comparable with the paper.", ""]
     if name.startswith("projectron"):
-        lines, figures = _run_projectron(name, quick, out, n_jobs, random_state, data_home, prog)
+        lines, figures, runs, settings = _run_projectron(
+            name, quick, out, n_jobs, random_state, data_home, prog
+        )
     else:
         spec, splits, runs = _weston_experiment(
             name,
@@ -544,6 +549,10 @@ def reproduce(name, *, quick=False, out="sklearn-budget-results", n_jobs=1, rand
         )
         lines = _weston_table(EXPERIMENTS[name], spec, splits, runs)
         figures = _weston_figure(out, name, spec, runs)
+        settings = {
+            key: spec[key] for key in ("dataset", "gamma", "C", "grid", "n_runs") if key in spec
+        }
+        settings.update(n_train=splits[0][0].shape[0], n_test=splits[0][2].shape[0])
     lines = head + lines
     lines += ["", f"Wall time {time.perf_counter() - tic:.0f} s with n_jobs={n_jobs}."]
     if figures:
@@ -552,7 +561,31 @@ def reproduce(name, *, quick=False, out="sklearn-budget-results", n_jobs=1, rand
         lines += ["", "No figures: matplotlib is not installed (`pip install matplotlib`)."]
     table = "\n".join(lines) + "\n"
     _output(out, f"{name}.md").write_text(table, encoding="utf-8")
+    _write_raw(out, name, quick, random_state, settings, runs)
     return table, figures
+
+
+def _write_raw(out, name, quick, random_state, settings, runs):
+    """Every run's numbers as JSON, for analyses beyond the table."""
+    records = [
+        {
+            "algorithm": alg,
+            "size": size,
+            "run": r,
+            **{key: np.asarray(val).tolist() for key, val in result.items()},
+        }
+        for (alg, size), results in runs.items()
+        for r, result in enumerate(results)
+    ]
+    raw = {
+        "experiment": name,
+        "quick": quick,
+        "random_state": int(random_state),
+        "sklearn_budget_version": __version__,
+        "settings": settings,
+        "runs": records,
+    }
+    _output(out, f"{name}.json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
 
 
 def _run_projectron(name, quick, out, n_jobs, seed, data_home, prog):
@@ -590,4 +623,12 @@ def _run_projectron(name, quick, out, n_jobs, seed, data_home, prog):
         if seed == 0:
             lines += ["", NOTES[name]]
     figures = _projectron_figures(out, name, dataset, rows, runs, checkpoints, budgets[0])
-    return lines, figures
+    settings = {
+        "dataset": dataset,
+        "gamma": gamma,
+        "budgets": list(budgets),
+        "n_permutations": n_perm,
+        "n_rounds": X.shape[0],
+        "checkpoints": checkpoints.tolist(),
+    }
+    return lines, figures, runs, settings

@@ -1,6 +1,7 @@
 """The command line: the demo and ``reproduce`` (quick runs only)."""
 
 import io
+import json
 import re
 import subprocess
 import sys
@@ -88,6 +89,17 @@ def test_reproduce_projectron_quick(name, tmp_path, data_env):
             assert mean_size == float(B)
         if alg.startswith("Projectron"):
             assert mean_size < float(B)
+    # The JSON holds every run; the table is their mean and std.
+    raw = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
+    assert raw["experiment"] == name and raw["quick"] and raw["random_state"] == 0
+    n = raw["settings"]["n_rounds"]
+    assert raw["settings"]["checkpoints"][-1] == n
+    for alg, B, err, size, _ in rows:
+        runs = [r for r in raw["runs"] if r["algorithm"] == alg and str(r["size"] or "-") == B]
+        assert [r["run"] for r in runs] == [0, 1]
+        rates = [100 * r["mistakes"][-1] / n for r in runs]
+        assert err == f"{np.mean(rates):.2f} ± {np.std(rates):.2f}"
+        assert size.startswith(f"{np.mean([r['support'][-1] for r in runs]):.1f} ± ")
     _assert_pngs(figures, 3)
     assert {p.name for p in figures} == {
         f"{name}_fig1_error_vs_rounds.png",
@@ -110,6 +122,15 @@ def test_reproduce_weston_quick(name, tmp_path, data_env):
             mean, lo, hi = map(float, re.findall(r"[\d.]+", cell))
             assert 0 <= lo <= mean <= hi <= 60
     assert 0 < float(rows[-1][2]) <= 600 and 0 < float(rows[-2][2]) <= 600
+    raw = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
+    for row in rows[:3]:
+        errors = [
+            r["error"]
+            for r in raw["runs"]
+            if r["algorithm"] == "Budget" and r["size"] == int(row[0])
+        ]
+        assert len(errors) == 2
+        assert row[1] == f"{np.mean(errors):.2f} [{min(errors):.2f}, {max(errors):.2f}]"
     _assert_pngs(figures, 1)
     assert figures[0].name == f"{name}.png"
 
