@@ -200,7 +200,7 @@ def _verdict(ours, ours_std, paper, paper_std):
     return f"{'higher' if diff > 0 else 'lower'} by {abs(diff):.2f}"
 
 
-def _projectron_experiment(name, X, y, *, gamma, budgets, n_permutations, seed, n_jobs, progress):
+def _projectron_experiment(X, y, *, gamma, budgets, n_permutations, seed, n_jobs, progress):
     rows = [("Perceptron", None), ("PA-I", None)]
     rows += [(alg, B) for B in budgets for alg in BOUNDED]
     n = X.shape[0]
@@ -219,9 +219,11 @@ def _projectron_experiment(name, X, y, *, gamma, budgets, n_permutations, seed, 
     return rows, runs, checkpoints
 
 
-def _projectron_table(title, rows, runs, n, paper, comparable):
+def _projectron_table(title, rows, runs, n, paper=None):
+    """The table of one experiment; ``paper`` (None for quick runs) adds the
+    paper's numbers and a verdict to each row."""
     lines = [f"## {title}", ""]
-    if paper is not None and comparable:
+    if paper is not None:
         lines += [
             "| algorithm | B | mistakes % (ours) | mistakes % (paper) | |S| (ours) "
             "| |S| (paper) | mistakes: ours vs paper |",
@@ -237,7 +239,7 @@ def _projectron_table(title, rows, runs, n, paper, comparable):
         m, ms = _mean_std([100.0 * r["mistakes"][-1] / n for r in res])
         s, ss = _mean_std([r["support"][-1] for r in res])
         b = "-" if B is None else str(B)
-        if paper is not None and comparable:
+        if paper is not None:
             pm, pms, ps, pss = paper[(alg, B)]
             lines.append(
                 f"| {alg} | {b} | {m:.2f} ± {ms:.2f} | {pm:.2f} ± {pms:.2f} "
@@ -284,11 +286,7 @@ def _projectron_figures(out, prefix, dataset, rows, runs, checkpoints, budget):
         ax.set_title(f"{dataset}, B = {budget}")
         ax.grid(alpha=0.3)
         ax.legend()
-        path = _output(out, f"{prefix}_{stem}.png")
-        fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        paths.append(path)
+        paths.append(_save_figure(plt, fig, out, f"{prefix}_{stem}.png"))
     return paths
 
 
@@ -298,6 +296,14 @@ def _output(out, filename):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     return out / filename
+
+
+def _save_figure(plt, fig, out, filename):
+    path = _output(out, filename)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
 
 
 def _pyplot():
@@ -475,11 +481,7 @@ def _weston_figure(out, name, spec, runs):
     ax.set_title(spec["dataset"])
     ax.grid(alpha=0.3, which="both")
     ax.legend()
-    path = _output(out, f"{name}.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return [path]
+    return [_save_figure(plt, fig, out, f"{name}.png")]
 
 
 EXPERIMENTS = {
@@ -606,14 +608,15 @@ def _run_projectron(name, quick, out, n_jobs, seed, data_home, prog):
             budgets = (150, 300)
     n_perm = 2 if quick else 5
     rows, runs, checkpoints = _projectron_experiment(
-        name, X, y, gamma=gamma, budgets=budgets, n_permutations=n_perm, seed=seed,
+        X, y, gamma=gamma, budgets=budgets, n_permutations=n_perm, seed=seed,
         n_jobs=n_jobs, progress=prog,
     )  # fmt: skip
     title = (
         f"{dataset}: {X.shape[0]} rounds, RBF gamma = {gamma:g}, {n_perm} permutations; "
         "online mistakes in % of the rounds and final support size, mean ± std"
     )
-    lines = _projectron_table(title, rows, runs, X.shape[0], PAPER_PROJECTRON[name], not quick)
+    paper = None if quick else PAPER_PROJECTRON[name]
+    lines = _projectron_table(title, rows, runs, X.shape[0], paper)
     if not quick:
         lines += [
             "",

@@ -204,8 +204,8 @@ def test_online_runs_are_one_stream_and_independent_of_n_jobs():
             )
             assert prefix.n_mistakes_ == m
     kw = dict(gamma=1.0, budgets=(30,), n_permutations=2, seed=0)
-    a = rp._projectron_experiment("t", X, y, n_jobs=1, progress=rp._Progress("t", 0), **kw)
-    b = rp._projectron_experiment("t", X, y, n_jobs=2, progress=rp._Progress("t", 0), **kw)
+    a = rp._projectron_experiment(X, y, n_jobs=1, progress=rp._Progress("t", 0), **kw)
+    b = rp._projectron_experiment(X, y, n_jobs=2, progress=rp._Progress("t", 0), **kw)
     assert a[0] == b[0]
     for key in a[0]:
         for ra, rb in zip(a[1][key], b[1][key]):
@@ -240,7 +240,7 @@ def test_paper_table_layout():
         ]
     }
     paper = {("Perceptron", None): (20.0, 0.5, 21.0, 1.0)}
-    lines = rp._projectron_table("T", [("Perceptron", None)], runs, 100, paper, True)
+    lines = rp._projectron_table("T", [("Perceptron", None)], runs, 100, paper)
     assert lines[-1] == (
         "| Perceptron | - | 21.00 ± 1.00 | 20.00 ± 0.50 | 21.0 ± 1.0 | 21.0 ± 1.0 | agrees |"
     )
@@ -349,13 +349,13 @@ def test_weston_protocol(name, monkeypatch, data_env):
 
 def test_projectron_protocol(monkeypatch, data_env):
     seen = {}
-
-    def capture(name, X, y, **kw):
-        seen[name] = (X.shape, kw)
-        raise KeyboardInterrupt  # enough: the settings are known
-
-    monkeypatch.setattr(rp, "_projectron_experiment", capture)
     for name in ("projectron-synthetic", "projectron-adult"):
+
+        def capture(X, y, name=name, **kw):
+            seen[name] = (X.shape, kw)
+            raise KeyboardInterrupt  # enough: the settings are known
+
+        monkeypatch.setattr(rp, "_projectron_experiment", capture)
         with pytest.raises(KeyboardInterrupt):
             rp._run_projectron(name, False, "unused", 1, 0, None, rp._Progress("t", 0))
     # sigma^2 = 0.5 and 25 in the paper: gamma = 1 / (2 sigma^2).
@@ -374,7 +374,7 @@ def test_projectron_estimators_are_the_papers(monkeypatch):
     monkeypatch.setattr(rp, "_online_run", lambda est, X, y, order, c: made.append((est, order)))
     monkeypatch.setattr(rp, "Parallel", _in_process)
     X, y = make_two_gaussians(50, random_state=0)
-    rp._projectron_experiment("t", X, y, gamma=0.5, budgets=(1500,), n_permutations=2, seed=0,
+    rp._projectron_experiment(X, y, gamma=0.5, budgets=(1500,), n_permutations=2, seed=0,
                               n_jobs=1, progress=rp._Progress("t", 0))  # fmt: skip
     params = {}
     for est, order in made:
