@@ -1,32 +1,31 @@
 """The online engine shared by every kernel estimator of the package.
 
-An algorithm class states only its update rule (:meth:`_update`) and the
-margin below which it may update (:meth:`_margin_threshold`). The engine plays
-the stream exactly as the per-sample algorithm would, every prediction made
-with the hypothesis of that moment, but does its kernel work in blocks:
+The rounds are played by compiled code (``sklearn_budget._online_fast``):
+one loop for every algorithm, and one small compiled rule per algorithm
+that says when to update and how (add, remove, project, scale). This module
+keeps what belongs to Python: parameter and input validation, the
+scikit-learn API, the fitted attributes, and the arrays of the model's
+state, which the compiled code borrows for the length of a call.
 
-1. For a block of ``b`` upcoming rows ``Xb`` it evaluates, in one call to
-   :func:`~sklearn.metrics.pairwise.pairwise_kernels`, the matrix
-   ``Kc = K(Xb, [SV; Xb])``: the block against the support vectors of the
-   block start *and* against the block's own rows, so that a row that joins
-   the support set during the block already has its kernel column.
-2. ``F = Kc @ alpha.T`` holds the scores of every remaining row of the block
-   under the current hypothesis. Each change of the hypothesis updates only
-   what changed: one column for an added or removed member, one matrix-vector
-   product for a change of all coefficients, a scaling for a shrink.
-3. The next round that may need an update is found with a vectorised margin
-   test on ``F``. The test keeps a safety tolerance far above the rounding of
-   the incremental updates, and every round it selects is decided on scores
-   recomputed from the current coefficients and the round's kernel row, as
-   the per-sample algorithm does. Rounds it skips are neither mistakes nor
-   updates, so decisions, mistakes and support sets are those of the
-   per-sample algorithm. (As for any floating-point implementation, a score
-   that is mathematically exactly on a decision boundary, such as
-   ``f(x) = 0`` from cancelling terms, is decided by its rounding.)
+Each round is played exactly as the per-sample algorithm plays it: the
+kernel row of the round against the current members, the scores of the
+current hypothesis computed afresh from the coefficients, the margin, then
+the update. Only where the kernel values come from changes, chosen per
+block of ``_BLOCK_SIZE`` rows by a cost model (:func:`_direct_pays`):
 
-Members are stored in capacity buffers; a removal moves the last member
-into the freed place, so it costs O(1) per member array (O(|S|) for a cached
-Gram matrix). ``support_`` is reported in order of the training stream.
+- **direct**: the compiled loop computes each kernel row from the stored
+  member rows (dense input, built-in kernels). Cheapest in low dimension,
+  where a round's kernel work is a few hundred flops.
+- **blocked**: one :func:`~sklearn.metrics.pairwise.pairwise_kernels` call
+  gives ``K(block, [members; block])`` (BLAS for the inner products), the
+  block against the members of its start *and* against its own rows, so
+  that a row that joins during the block already has its kernel column.
+  Used for high dimension, sparse input, and callable kernels.
+
+Members are stored in capacity buffers that grow geometrically, and never
+beyond ``budget + 1`` for a budget algorithm; a removal moves the last member
+into the freed place. ``support_`` is reported in order of the training
+stream.
 """
 
 # Authors: The sklearn-budget developers
@@ -50,16 +49,42 @@ from sklearn.utils.validation import (
     column_or_1d,
     validate_data,
 )
+from threadpoolctl import threadpool_limits
 
 from ._kernels import KERNELS, Kernel, is_nonnegative_kernel, resolve_gamma
+from ._online_fast import KERNEL_CODES, Engine
 
-# Rows per block. Large enough for BLAS to pay, small enough that the
-# incremental score updates of one block stay cheap.
+# Rows per block: the unit of kernel work of the blocked path, and of the
+# calls into the compiled loop (an interrupt is seen between blocks).
 _BLOCK_SIZE = 256
 
-# Relative safety margin of the vectorised candidate test (see module doc).
-# The incremental updates of one block round off by far less than this.
-_CANDIDATE_RTOL = 1e-9
+# Forces the kernel path ("direct" or "blocked") instead of the cost model:
+# for the tests and the benchmarks only.
+_FORCE_PATH = None
+
+# Cost model of a block, in nanoseconds (measured by benchmarks/bench_rounds.py
+# --crossover on a 2-core x86-64 machine, one BLAS thread). Direct: each
+# kernel value costs a compiled loop over the features plus one
+# transcendental. Blocked: pairwise_kernels costs a fixed call overhead plus,
+# per kernel value, a BLAS share of the features and a few elementwise passes.
+_DIRECT_NS_PER_FEATURE = 0.6
+_DIRECT_NS_PER_VALUE = 6.0
+_BLOCKED_NS_PER_FEATURE = 0.08
+_BLOCKED_NS_PER_VALUE = 12.0
+_BLOCKED_NS_PER_CALL = 60_000.0
+
+# Largest block product run on BLAS threads: smaller ones are faster on one
+# thread than on threads that compete with other work on a busy machine.
+_SINGLE_THREAD_FLOPS = 5e7
+
+
+def _direct_pays(n_members, n_rows, n_features):
+    """Whether computing the block's kernel rows in the loop beats one BLAS block."""
+    direct = n_members * n_rows * (n_features * _DIRECT_NS_PER_FEATURE + _DIRECT_NS_PER_VALUE)
+    blocked = _BLOCKED_NS_PER_CALL + n_rows * (n_members + n_rows) * (
+        n_features * _BLOCKED_NS_PER_FEATURE + _BLOCKED_NS_PER_VALUE
+    )
+    return direct <= blocked
 
 
 def _shuffle_rng(random_state):
@@ -81,26 +106,29 @@ def _vstack(A, B):
     return np.concatenate([A, B], axis=0)
 
 
-class _Block:
-    """Kernel work of the block being played (see the module docstring)."""
+def _regrow(a, axes, new):
+    """Copy of ``a`` with the member axes ``axes`` grown to ``new`` entries.
 
-    # ``prefix``: members 0..prefix-1 sit in columns 0..prefix-1 of ``Kc``,
-    # so products with them use a view of ``Kc`` instead of a gather.
-    # ``err``: bound on sum |term| over every term added into F in this block
-    # (scores at block start, then each update); the rounding of F is
-    # below eps * err, whatever was removed or shrunk since.
-    __slots__ = ("Kc", "F", "diag", "index", "j", "prefix", "retired_cols", "err", "kmax")
+    ``axes="packed"`` is a packed lower triangle of ``new`` rows.
+    """
+    if axes == "packed":
+        out = np.zeros(new * (new + 1) // 2, dtype=a.dtype)
+        out[: a.shape[0]] = a
+        return out
+    shape = list(a.shape)
+    for ax in axes:
+        shape[ax] = new
+    out = np.zeros(shape, dtype=a.dtype)
+    out[tuple(slice(0, s) for s in a.shape)] = a
+    return out
 
 
 class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
     """Base class of the online kernel classifiers.
 
-    Subclasses implement :meth:`_update` and :meth:`_margin_threshold`, and
-    may override :meth:`_reset_rule`, :meth:`_on_add`, :meth:`_on_remove`,
-    :meth:`_on_block_start` and :meth:`_on_block_end` to keep caches of
-    their own. Inside ``_update`` they
-    change the hypothesis only through :meth:`_add_member`,
-    :meth:`_remove_member`, :meth:`_add_to_coef` and :meth:`_scale_coef`.
+    Subclasses implement :meth:`_make_rule`, which returns the compiled rule
+    of the algorithm, and may override :meth:`_reset_rule` to add the
+    arrays of the rule's own state (:meth:`_add_state`).
     """
 
     _parameter_constraints: dict = {
@@ -116,8 +144,11 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    #: Whether the engine keeps the Gram matrix of the members (``_gram``).
+    #: Whether the engine keeps the Gram matrix of the members.
     _keeps_gram = False
+
+    #: Whether the rule ever removes a member.
+    _removes_members = False
 
     #: Parameters fixed for the whole of a stream: they shape its function
     #: space or its state, so a stream cannot go on once they change.
@@ -153,209 +184,43 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
     # What an algorithm states
     # ------------------------------------------------------------------
     @abstractmethod
-    def _margin_threshold(self):
-        """Largest margin at which the rule may update, or None if it never will.
+    def _make_rule(self):
+        """The compiled rule (an ``_online_fast.Rule``) with the current parameters."""
 
-        Rounds with a larger margin are neither passed to :meth:`_update`
-        nor counted as mistakes; ``None`` freezes the hypothesis (mistakes
-        are still counted).
-        """
-
-    @abstractmethod
-    def _update(self, y, f, margin, k, kxx, weight):
-        """Apply the rule to the current round.
-
-        Parameters
-        ----------
-        y : int
-            Class of the round: ``-1`` or ``+1`` with two classes, the index
-            into ``classes_`` otherwise.
-        f : ndarray of shape (n_rows,)
-            Scores of the round before the update (one row with two classes).
-        margin : float
-            Margin of the round (``y f`` or ``f_y - max_{c != y} f_c``).
-        k : ndarray of shape (n_members,)
-            Kernel values between the round's row and the members.
-        kxx : float
-            ``k(x_t, x_t)``.
-        weight : float
-            Sample weight of the round; steps are multiplied by it.
-        """
+    def _max_members(self):
+        """Most members the rule ever holds (None: unbounded)."""
+        return None
 
     def _reset_rule(self):
-        """Reset the state of the rule beyond the support set."""
+        """Add the arrays of the rule's state (see :meth:`_add_state`)."""
 
-    def _on_add(self, k, kxx):
-        """Called after a member was added at position ``self._n - 1``.
+    def _add_state(self, name, array, member_axes=()):
+        """Register an array of the model's state.
 
-        ``k`` holds its kernel values with the members before it, ``kxx`` its
-        own ``k(x, x)``.
+        ``member_axes`` are the axes indexed by member position (``"packed"``
+        for a packed triangle), grown with the support set.
         """
-
-    def _on_remove(self, pos, last):
-        """Called before the member at ``pos`` is replaced by the one at ``last``."""
-
-    def _on_block_start(self, Xb, yb):
-        """Called once the kernel work of a block (``self._blk``) is set up."""
-
-    def _on_block_end(self):
-        """Called after the last round of a block, while ``self._blk`` is alive.
-
-        ``self._sv`` already holds the members' rows in position order.
-        """
+        self._state[name] = array
+        self._member_axes[name] = member_axes
 
     # ------------------------------------------------------------------
-    # Helpers for update rules
+    # State
     # ------------------------------------------------------------------
-    def _direction(self, y, f):
-        """Coefficient change of a unit Perceptron step (ALGORITHMS.md, Multiclass).
-
-        ``[y]`` with two classes; with more, ``+1`` on row ``y`` and ``-1`` on
-        the best other class ``r = argmax_{c != y} f_c`` (Crammer and Singer).
-        """
-        if self._binary:
-            return np.array([float(y)])
-        g = f.copy()
-        g[y] = -np.inf
-        v = np.zeros(f.shape[0])
-        v[y] = 1.0
-        v[int(np.argmax(g))] = -1.0
-        return v
+    @property
+    def _n(self):
+        return int(self._state["counters"][0])
 
     @property
-    def _direction_sq_norm(self):
-        """Squared norm of :meth:`_direction` (per unit of ``k(x, x)``)."""
-        return 1.0 if self._binary else 2.0
+    def _t(self):
+        return int(self._state["counters"][1])
 
-    # ------------------------------------------------------------------
-    # Operations on the hypothesis (valid inside _update)
-    # ------------------------------------------------------------------
-    def _grow(self, need):
-        cap = self._alpha.shape[1]
-        if need <= cap:
-            return
-        new = max(need, 2 * cap, 16)
-        n = self._n
+    @property
+    def _sv(self):
+        """Rows of the members, in position order."""
+        if self._dense:
+            return self._state["Xs"][: self._n]
+        return self._sv_sparse
 
-        def grown(a, axis=-1, fill=0):
-            shape = list(a.shape)
-            shape[axis] = new
-            out = np.full(shape, fill, dtype=a.dtype)
-            sl = [slice(None)] * a.ndim
-            sl[axis] = slice(0, n)
-            out[tuple(sl)] = a[tuple(sl)]
-            return out
-
-        self._alpha = grown(self._alpha)
-        self._idx = grown(self._idx)
-        self._born = grown(self._born)
-        self._kdiag = grown(self._kdiag)
-        self._cols = grown(self._cols)
-        if self.average:
-            self._acc = grown(self._acc)
-            self._stamp = grown(self._stamp)
-        if self._keeps_gram:
-            g = np.zeros((new, new))
-            g[:n, :n] = self._gram[:n, :n]
-            self._gram = g
-
-    def _sync_average(self, members):
-        """Bring the running sums of ``members`` up to the current round."""
-        if self.average:
-            t = self._t
-            self._acc[:, members] += self._alpha[:, members] * (t - self._stamp[members])
-            self._stamp[members] = t
-
-    def _member_row(self, j):
-        """Kernel values of block row ``j`` with the current members."""
-        blk, p = self._blk, self._blk.prefix
-        row = blk.Kc[j]
-        if p == self._n:
-            return row[:p].copy()
-        return np.concatenate((row[:p], row[self._cols[p : self._n]]))
-
-    def _add_member(self, coef):
-        """Add the current row to the support set with coefficients ``coef``."""
-        blk = self._blk
-        j, n = blk.j, self._n
-        self._grow(n + 1)
-        col = blk.Kc.shape[1] - blk.Kc.shape[0] + j
-        coef = np.asarray(coef, dtype=np.float64)
-        k = self._member_row(j)
-        if self._keeps_gram:
-            self._gram[n, :n] = k
-            self._gram[:n, n] = k
-            self._gram[n, n] = blk.diag[j]
-        self._cols[n] = col
-        self._alpha[:, n] = coef
-        self._idx[n] = blk.index[j]
-        self._born[n] = self._t
-        self._kdiag[n] = blk.diag[j]
-        if self.average:
-            self._acc[:, n] = 0.0
-            self._stamp[n] = self._t
-        self._n = n + 1
-        blk.F[j + 1 :] += np.outer(blk.Kc[j + 1 :, col], coef)
-        blk.err += np.abs(coef).max() * blk.kmax
-        self._updated = True
-        self._on_add(k, blk.diag[j])
-        return n
-
-    def _remove_member(self, pos):
-        """Remove the member at position ``pos`` (the last member takes its place)."""
-        blk = self._blk
-        j = blk.j
-        last = self._n - 1
-        col = self._cols[pos]
-        blk.F[j + 1 :] -= np.outer(blk.Kc[j + 1 :, col], self._alpha[:, pos])
-        blk.err += np.abs(self._alpha[:, pos]).max() * blk.kmax
-        blk.prefix = min(blk.prefix, pos)
-        if self.average:
-            # The exact average keeps what the member contributed while it
-            # was in the support set (ALGORITHMS.md, Online-to-batch).
-            self._sync_average([pos])
-            blk.retired_cols.append(col)
-            self._retired_idx.append(self._idx[pos])
-            self._retired_acc.append(self._acc[:, pos].copy())
-        self._on_remove(pos, last)
-        arrays = [self._alpha, self._idx, self._born, self._kdiag, self._cols]
-        if self.average:
-            arrays += [self._acc, self._stamp]
-        for a in arrays:
-            a[..., pos] = a[..., last]
-        if self._keeps_gram:
-            g = self._gram
-            g[pos, :] = g[last, :]
-            g[:, pos] = g[:, last]
-            g[pos, pos] = g[last, last]
-        self._n = last
-        self._updated = True
-
-    def _add_to_coef(self, delta):
-        """Add ``delta`` (shape ``(n_rows, n_members)``) to the coefficients."""
-        blk = self._blk
-        n = self._n
-        self._sync_average(slice(0, n))
-        self._alpha[:, :n] += delta
-        rest, p = blk.Kc[blk.j + 1 :], blk.prefix
-        blk.F[blk.j + 1 :] += (
-            rest[:, :p] @ delta[:, :p].T + rest[:, self._cols[p:n]] @ delta[:, p:].T
-        )
-        blk.err += np.abs(delta).sum(axis=1).max() * blk.kmax
-        self._updated = True
-
-    def _scale_coef(self, factor):
-        """Multiply every coefficient by ``factor``."""
-        blk = self._blk
-        n = self._n
-        self._sync_average(slice(0, n))
-        self._alpha[:, :n] *= factor
-        blk.F[blk.j + 1 :] *= factor
-        self._updated = True
-
-    # ------------------------------------------------------------------
-    # The engine
-    # ------------------------------------------------------------------
     def _reset(self, X):
         """Start a new stream: empty support set, counters at zero."""
         self._kernel = Kernel(
@@ -366,21 +231,27 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             kernel_params=self.kernel_params,
         )
         self._gamma = self._kernel.gamma
+        self._kernel_code = KERNEL_CODES.get(self.kernel) if isinstance(self.kernel, str) else None
+        self._dense = not sp.issparse(X)
         n_rows = 1 if self._binary else len(self.classes_)
-        self._sv = X[:0].copy() if not sp.issparse(X) else sp.csr_matrix(X[:0])
-        self._n = 0
-        self._alpha = np.zeros((n_rows, 0))
-        self._idx = np.zeros(0, dtype=np.int64)
-        self._born = np.zeros(0, dtype=np.int64)
-        self._kdiag = np.zeros(0)
-        self._cols = np.zeros(0, dtype=np.intp)
-        self._acc = np.zeros((n_rows, 0))
-        self._stamp = np.zeros(0, dtype=np.int64)
-        self._gram = np.zeros((0, 0))
-        self._retired_sv = self._sv
+        self._state, self._member_axes = {}, {}
+        self._add_state("counters", np.zeros(4, dtype=np.int64))  # n, t, mistakes, updates
+        self._add_state("alpha", np.zeros((0, n_rows)), (0,))
+        for name in ("idx", "born", "cols"):
+            self._add_state(name, np.zeros(0, dtype=np.int64), (0,))
+        self._add_state("kdiag", np.zeros(0), (0,))
+        if self.average:
+            self._add_state("acc", np.zeros((0, n_rows)), (0,))
+            self._add_state("stamp", np.zeros(0, dtype=np.int64), (0,))
+        if self._keeps_gram:
+            self._add_state("gram", np.zeros((0, 0)), (0, 1))
+        if self._dense:
+            self._add_state("Xs", np.zeros((0, X.shape[1])), (0,))
+        else:
+            self._sv_sparse = sp.csr_matrix(X[:0])
+        self._retired_sv = []
         self._retired_idx = []
         self._retired_acc = []
-        self._t = 0
         self._n_seen = 0
         self._interrupted = False
         self._stream_config = {name: getattr(self, name) for name in self._stream_params}
@@ -388,18 +259,29 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._rng = check_random_state(self.random_state)
         self._reset_rule()
 
-    def _margins(self, G, labels):
-        """Margins of scores ``G`` (shape ``(..., n_rows, m)``) for ``labels`` (m,).
+    def _ensure_capacity(self, need):
+        """Grow the member buffers to hold ``need`` members; whether they moved."""
+        cap = self._state["alpha"].shape[0]
+        limit = self._max_members()
+        if limit is not None:
+            need = min(need, limit)
+        if need <= cap:
+            return False
+        new = max(need, 2 * cap, 16)
+        if limit is not None:
+            new = min(new, limit)
+        for name, axes in self._member_axes.items():
+            if axes:
+                self._state[name] = _regrow(self._state[name], axes, new)
+        return True
 
-        ``y f`` with two classes, ``f_y - max_{c != y} f_c`` otherwise.
-        """
-        if self._binary:
-            return labels * G[..., 0, :]
-        idx = np.arange(labels.shape[0])
-        gy = G[..., labels, idx]
-        H = G.copy()
-        H[..., labels, idx] = -np.inf
-        return gy - H.max(axis=-2)
+    # ------------------------------------------------------------------
+    # Playing the stream
+    # ------------------------------------------------------------------
+    def _as_stream_format(self, X):
+        if self._dense:
+            return X.toarray() if sp.issparse(X) else np.ascontiguousarray(X)
+        return X if sp.issparse(X) else sp.csr_matrix(X)
 
     def _play(self, X, y, w, index):
         """Play the rounds ``(X[i], y[i])`` in order.
@@ -408,9 +290,72 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         weights (all positive) and ``index`` the identifier stored in
         ``support_`` for each row.
         """
+        kernel, state = self._kernel, self._state
+        engine = Engine(
+            state["alpha"].shape[1],
+            self.average,
+            self._keeps_gram,
+            self._dense,
+            self._kernel_code,
+            float(kernel.gamma),
+            float(kernel.degree),
+            float(kernel.coef0),
+            X.shape[1],
+        )
+        rule = self._make_rule()
+        y = np.ascontiguousarray(y, dtype=np.int64)
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        index = np.ascontiguousarray(index, dtype=np.int64)
+        bound = False
         for start in range(0, X.shape[0], _BLOCK_SIZE):
             sl = slice(start, start + _BLOCK_SIZE)
-            self._play_block(X[sl], y[sl], w[sl], index[sl])
+            Xb = self._as_stream_format(X[sl])
+            b, n = Xb.shape[0], self._n
+            moved = self._ensure_capacity(n + b)
+            moved = self._prepare_block(b) or moved
+            if moved or not bound:
+                engine.bind(self._state)
+                rule.bind(self._state)
+                bound = True
+            diag = np.ascontiguousarray(kernel.diag(Xb), dtype=np.float64)
+            direct = self._dense and self._kernel_code is not None
+            if direct:
+                direct = (
+                    _direct_pays(n, b, X.shape[1])
+                    if _FORCE_PATH is None
+                    else _FORCE_PATH == "direct"
+                )
+            Z = Kc = None
+            if not direct:
+                Z = _vstack(self._sv, Xb)
+                flops = b * Z.shape[0] * X.shape[1]
+                with threadpool_limits(
+                    limits=1 if flops < _SINGLE_THREAD_FLOPS else None, user_api="blas"
+                ):
+                    Kc = np.ascontiguousarray(kernel(Xb, Z), dtype=np.float64)
+            engine.set_block(y[sl], w[sl], diag, index[sl], Kc=Kc, Xb=Xb if self._dense else None)
+            self._block_start(rule, Xb, y[sl], Z, Kc)
+            engine.play(rule, 0, b)
+            engine.store_counters(self._state)
+            retired = engine.retired()
+            if retired is not None:
+                ridx, racc, rX, rcol = retired
+                self._retired_idx.extend(ridx)
+                self._retired_acc.extend(racc)
+                self._retired_sv.append(rX if self._dense else Z[rcol])
+            if not self._dense:
+                self._sv_sparse = Z[self._state["cols"][: self._n]]
+            self._block_end(rule, Xb, Z)
+
+    def _prepare_block(self, b):
+        """Grow the rule's own buffers before a block of ``b`` rows; whether they moved."""
+        return False
+
+    def _block_start(self, rule, Xb, yb, Z, Kc):
+        """Called before the rounds of a block (``Z``, ``Kc``: None on the direct path)."""
+
+    def _block_end(self, rule, Xb, Z):
+        """Called after the rounds of a block."""
 
     def _play_guarded(self, X, y, w, index):
         """:meth:`_play`, marking the stream as broken if it stops half-way."""
@@ -420,71 +365,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             # Interrupted (KeyboardInterrupt, a failing callable kernel...):
             # the public attributes still describe the last complete call.
             self._interrupted = True
-            self._blk = None
             raise
-
-    def _play_block(self, Xb, yb, wb, index):
-        b = Xb.shape[0]
-        m0 = self._n
-        Z = _vstack(self._sv, Xb)
-        blk = self._blk = _Block()
-        blk.Kc = self._kernel(Xb, Z)
-        blk.diag = self._kernel.diag(Xb)
-        blk.index = index
-        blk.retired_cols = []
-        self._cols[:m0] = np.arange(m0)
-        blk.prefix = m0
-        # A contiguous copy of the coefficients keeps this product in BLAS.
-        blk.F = F = blk.Kc[:, :m0] @ np.ascontiguousarray(self._alpha[:, :m0].T)
-        self._on_block_start(Xb, yb)
-        kmax = self._kernel.abs_bound(blk.diag, np.concatenate([self._kdiag[:m0], blk.diag]))
-        if kmax is None:
-            kmax = np.abs(blk.Kc).max(initial=0.0)
-        blk.kmax = kmax
-        blk.err = np.abs(self._alpha[:, :m0]).sum(axis=1).max(initial=0.0) * kmax
-        i, candidates = 0, None
-        while i < b:
-            thr = self._margin_threshold()
-            if candidates is None:
-                # Candidate rounds for the rest of the block. The rounding of
-                # F is a few eps * blk.err per update, far below the
-                # tolerance, so no round that needs an update (or is a
-                # mistake) is skipped.
-                margins = self._margins(F[i:].T, yb[i:])
-                tol = _CANDIDATE_RTOL * (1.0 + np.abs(F[i:]).max(axis=1) + blk.err)
-                limit = 0.0 if thr is None else max(thr, 0.0)
-                candidates = i + np.flatnonzero(margins <= limit + tol)
-                c = 0
-            if c == candidates.size:
-                self._t += b - i
-                break
-            j = blk.j = int(candidates[c])
-            c += 1
-            self._t += j - i + 1
-            n = self._n
-            k = self._member_row(j)
-            f = self._alpha[:, :n] @ k
-            yj = yb[j]
-            if self._binary:
-                margin = float(yj * f[0])
-            else:
-                margin = float(f[yj] - np.max(np.delete(f, yj)))
-            if margin <= 0:
-                self.n_mistakes_ += 1
-            self._updated = False
-            if thr is not None and margin <= thr:
-                self._update(yj, f, margin, k, float(blk.diag[j]), float(wb[j]))
-            if self._updated:
-                self._n_updates += 1
-                candidates = None
-            i = j + 1
-        # Keep the rows of the members (and of the retired ones) for later blocks.
-        n = self._n
-        self._sv = Z[self._cols[:n]]
-        if blk.retired_cols:
-            self._retired_sv = _vstack(self._retired_sv, Z[np.asarray(blk.retired_cols)])
-        self._on_block_end()
-        self._blk = None
 
     # ------------------------------------------------------------------
     # Validation and the public API
@@ -602,7 +483,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
-        warm = self.warm_start and hasattr(self, "_alpha")
+        warm = self.warm_start and hasattr(self, "_state")
         reset = not warm
         if warm:
             self._check_stream_continues()
@@ -623,11 +504,11 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         Xp, yp, wp, ip = self._keep_weighted(X, y_enc, w, index)
         self.n_iter_ = 0
         for _ in range(self.max_iter):
-            self._n_updates = 0
+            self._state["counters"][3] = 0  # updates of this epoch
             order = rng.permutation(Xp.shape[0]) if self.shuffle else np.arange(Xp.shape[0])
             self._play_guarded(Xp[order], yp[order], wp[order], ip[order])
             self.n_iter_ += 1
-            if self._n_updates == 0:
+            if self._state["counters"][3] == 0:
                 break
         self._n_seen += X.shape[0]
         self._publish()
@@ -677,7 +558,6 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             self._binary = len(classes) == 2
             self._reset(X)
         index = self._n_seen + np.arange(X.shape[0])
-        self._n_updates = 0
         self._play_guarded(*self._keep_weighted(X, y_enc, w, index))
         self._n_seen += X.shape[0]
         self.n_iter_ = 1
@@ -686,14 +566,14 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
 
     def _publish(self):
         """Set the public attributes from the internal state."""
-        n = self._n
-        sv, idx, coef = self._sv, self._idx[:n], self._alpha[:, :n]
-        if self.average and self._t > 0:
-            coef = (self._acc[:, :n] + coef * (self._t - self._stamp[:n])) / self._t
+        n, t, state = self._n, self._t, self._state
+        sv, idx, coef = self._sv, state["idx"][:n], state["alpha"][:n].T
+        if self.average and t > 0:
+            coef = (state["acc"][:n].T + coef * (t - state["stamp"][:n])) / t
             if self._retired_idx:
-                sv = _vstack(sv, self._retired_sv)
+                sv = _vstack(sv, self._stack(self._retired_sv))
                 idx = np.concatenate([idx, self._retired_idx])
-                coef = np.hstack([coef, np.array(self._retired_acc).T / self._t])
+                coef = np.hstack([coef, np.array(self._retired_acc).T / t])
             # A member that joined on the last round played took part in no
             # hypothesis of the average.
             used = np.any(coef != 0, axis=0)
@@ -710,7 +590,15 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             coef = coef[:, np.argsort(idx, kind="stable")]
         self.support_ = uidx
         self.support_vectors_ = sv[first]
+        if not sp.issparse(self.support_vectors_):
+            self.support_vectors_ = np.ascontiguousarray(self.support_vectors_)
         self.dual_coef_ = np.ascontiguousarray(coef)
+        self.n_mistakes_ = int(state["counters"][2])
+
+    def _stack(self, parts):
+        if self._dense:
+            return np.concatenate(parts, axis=0)
+        return sp.vstack(parts, format="csr")
 
     def decision_function(self, X):
         """Scores of the fitted hypothesis, ``f(x) = sum_i dual_coef_[:, i] k(sv_i, x)``.

@@ -9,7 +9,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _vstack
+from ._base import _regrow, _vstack
+from ._online_fast import BudgetRule, TighterRule
 from ._perceptron import KernelPerceptron, _doc
 
 # Scores of the removal rules that differ by less than this (relative to the
@@ -18,9 +19,6 @@ from ._perceptron import KernelPerceptron, _doc
 # point operations decides, not the algorithm.
 _TIE_RTOL = 1e-9
 
-# Largest number of entries of the candidates x classes x evaluation set
-# array built at once by the multiclass error count.
-_CHUNK = 1 << 21
 
 _UPDATE_DOC = """
     budget : int, default=100
@@ -117,92 +115,28 @@ class _BaseBudgetPerceptron(KernelPerceptron):
         self.update = update
         self.C = C
 
-    # ------------------------------------------------------------------
-    # Per-member state: scores f(x_j) and labels y_j
-    # ------------------------------------------------------------------
+    _removes_members = True
+
+    _STEP_KINDS = {"perceptron": 0, "mira": 1, "nobias_svm": 2}
+
+    def _max_members(self):
+        return self.budget + 1
+
     def _reset_rule(self):
-        n_rows = self._alpha.shape[0]
-        self._fS = np.zeros((n_rows, self.budget))
+        n_rows = self._state["alpha"].shape[1]
+        self._add_state("fS", np.zeros((0, n_rows)), (0,))
         # -1/+1 with two classes, the class index otherwise.
-        self._label = np.zeros(self.budget, dtype=np.int64)
-        self._n_changes = 0
+        self._add_state("label", np.zeros(0, dtype=np.int64), (0,))
+        self._add_state("budget_ints", np.zeros(1, dtype=np.int64))  # changes since refresh
 
-    def _on_add(self, k, kxx):
-        n = self._n
-        p = n - 1
-        self._n_changes += 1
-        if self._n_changes >= max(self.budget, 16):
-            # Exact refresh, O(budget^2) every budget changes: O(budget) amortised.
-            self._fS[:, :n] = self._alpha[:, :n] @ self._gram[:n, :n]
-            self._n_changes = 0
-            return
-        self._fS[:, :p] += np.outer(self._alpha[:, p], k)
-        self._fS[:, p] = self._alpha[:, :n] @ self._gram[:n, p]
-
-    def _on_remove(self, pos, last):
-        n = self._n
-        self._fS[:, :n] -= np.outer(self._alpha[:, pos], self._gram[pos, :n])
-        self._fS[:, pos] = self._fS[:, last]
-        self._label[pos] = self._label[last]
-        self._n_changes += 1
-
-    # ------------------------------------------------------------------
-    # Helpers of the removal rules
-    # ------------------------------------------------------------------
-    def _tie_tol(self):
-        n = self._n
-        l1 = np.abs(self._alpha[:, :n]).sum(axis=1).max(initial=0.0)
-        kmax = np.abs(self._kdiag[:n]).max(initial=0.0)
-        return _TIE_RTOL * (1.0 + l1 * kmax)
-
-    def _oldest_of(self, mask):
-        """Position of the oldest member among ``mask`` (the tie rule)."""
-        cands = np.flatnonzero(mask)
-        return int(cands[np.argmin(self._born[cands])])
-
-    # ------------------------------------------------------------------
-    # The rule
-    # ------------------------------------------------------------------
-    def _margin_threshold(self):
-        return 1.0 if self.update == "nobias_svm" else float(self.beta)
-
-    def _step(self, margin, kxx):
-        """Step of Weston et al., Fig. 2 (see the class docstring)."""
-        if self.update == "perceptron" or (self.update == "mira" and self._n == 0):
-            return 1.0
-        sq = self._direction_sq_norm * kxx
-        if sq <= 0.0:
-            return 0.0
-        # A margin on the boundary of the step (0 for MIRA, 1 for No-Bias-SVM)
-        # up to rounding gives a step of zero: a step of rounding noise would
-        # otherwise evict a member for a coefficient of 1e-16.
-        boundary = 0.0 if self.update == "mira" else 1.0
-        if margin >= boundary - self._tie_tol():
-            return 0.0
-        if self.update == "mira":
-            return min(1.0, -margin / sq)
-        return min(float(self.C), (1.0 - margin) / sq)
-
-    def _update(self, y, f, margin, k, kxx, weight):
-        tau = self._step(margin, kxx)
-        if not tau > 0.0:
-            return
-        direction = self._direction(y, f)
-        self._begin_update(y)
-        while self._n >= self.budget:  # Fig. 1, step 1
-            self._remove_member(self._removal_choice())
-        pos = self._add_member(weight * tau * direction)  # steps 2-4
-        self._label[pos] = int(y)
-        self._end_update()
-
-    def _begin_update(self, y):
-        """Called on an updating round before any removal."""
-
-    def _end_update(self):
-        """Called at the end of an updating round."""
-
-    def _removal_choice(self):
-        raise NotImplementedError
+    def _rule_args(self):
+        return (
+            self.budget,
+            float(self.beta),
+            self._STEP_KINDS[self.update],
+            float(self.C),
+            _TIE_RTOL,
+        )
 
 
 class BudgetPerceptron(_BaseBudgetPerceptron):
@@ -272,11 +206,8 @@ class BudgetPerceptron(_BaseBudgetPerceptron):
     """.replace("{update}", _UPDATE_DOC).replace("{update_notes}", _UPDATE_NOTES)
     )
 
-    def _removal_choice(self):
-        n = self._n
-        G = self._fS[:, :n] - self._alpha[:, :n] * self._kdiag[:n]
-        score = self._margins(G, self._label[:n])
-        return self._oldest_of(score >= score.max() - self._tie_tol())
+    def _make_rule(self):
+        return BudgetRule(*self._rule_args(), False)
 
 
 class TighterBudgetPerceptron(_BaseBudgetPerceptron):
@@ -431,172 +362,84 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
         self.error_set_size = error_set_size
 
     # ------------------------------------------------------------------
-    # The evaluation set E
+    # The evaluation set E (compiled in ``_online_fast.TighterRule``).
     #
-    # Between blocks, E is stored as its rows ``_E_X`` and the kernel values
-    # ``_E_KS`` between the members (in position order) and those rows.
-    # During a block an entry of E is either one of those rows (``src < P``)
-    # or a row of the block (``src = P + i``). Kernel values of block rows
-    # come from the engine's ``Kc``; those between the stored rows and
-    # members that joined during the block from one kernel matrix between
-    # ``_E_X`` and the block, computed at most once per block.
+    # E's entries live in arrays with an entry axis: labels, kernel values
+    # with the members (``E_K``, members x entries) and, where the compiled
+    # kernel computes them, the entries' rows (``E_X``). Otherwise the rows
+    # of the entries are kept here (``_E_rows``, in the stream's format) and
+    # each block gets ``K(E rows, block)`` for the members that join in it.
     # ------------------------------------------------------------------
+    _ERROR_SETS = {"all": 1, "random": 2, "flip": 3}
+
     def _reset_rule(self):
         super()._reset_rule()
         self._q = self.budget if self.error_set_size is None else self.error_set_size
-        self._E_X = self._sv  # no rows, in the format of the stream
-        self._E_KS = np.zeros((0, 0))
-        self._E_src = np.zeros(0, dtype=np.int64)
-        self._E_lab = np.zeros(0, dtype=np.int64)
-        self._E_born = np.zeros(0, dtype=np.int64)  # 'flip': round of entry
-        self._E_flips = np.zeros(0, dtype=np.int64)  # 'flip': label changes
-        self._E_pred = np.zeros(0, dtype=np.int64)  # 'flip': last prediction
-        self._E_seen = 0  # 'random': rounds offered to the reservoir
+        if self.error_set == "support":
+            return
+        # 'all' grows with the stream; the others hold at most q entries.
+        cap = 0 if self.error_set == "all" else self._q
+        self._E_use_X = self._dense and self._kernel_code is not None
+        d = self.n_features_in_ if self._E_use_X else 0
+        self._add_state("E_K", np.zeros((0, cap)), (0,))
+        self._add_state("E_X", np.zeros((cap, d)))
+        for name in ("E_lab", "E_born", "E_flips", "E_pred", "E_src", "E_blk"):
+            self._add_state(name, np.zeros(cap, dtype=np.int64))
+        self._add_state("E_ints", np.zeros(2, dtype=np.int64))  # |E|, rounds offered
+        self._E_rows = None if self._E_use_X else self._sv[:0]
 
-    def _on_block_start(self, Xb, yb):
+    def _make_rule(self):
+        if self.error_set == "support":
+            return BudgetRule(*self._rule_args(), True)
+        return TighterRule(
+            *self._rule_args(), self._ERROR_SETS[self.error_set], self._q, self._E_use_X
+        )
+
+    def _prepare_block(self, b):
+        if self.error_set != "all":
+            return False
+        state = self._state
+        m, cap = int(state["E_ints"][0]), state["E_lab"].shape[0]
+        if m + b <= cap:
+            return False
+        new = max(m + b, 2 * cap, 256)
+        state["E_K"] = _regrow(state["E_K"], (1,), new)
+        state["E_X"] = _regrow(state["E_X"], (0,), new)
+        for name in ("E_lab", "E_born", "E_flips", "E_pred", "E_src", "E_blk"):
+            state[name] = _regrow(state[name], (0,), new)
+        return True
+
+    def _block_start(self, rule, Xb, yb, Z, Kc):
         if self.error_set == "support":
             return
         b = Xb.shape[0]
-        self._E_Xb, self._E_yb = Xb, yb
-        self._E_P = self._E_src.shape[0]
-        self._E_m0 = self._n
-        self._E_KEb = None
-        self._E_next = 0  # next block row to offer ('all', 'random')
+        slots = np.zeros(b, dtype=np.int64)
         if self.error_set == "random":
             # Algorithm R, drawn for the whole block at once (one draw per
             # round past the q-th, in stream order).
-            s = self._E_seen + np.arange(1, b + 1)
-            slot = np.where(s <= self._q, s - 1, -1)
+            seen = self._state["E_ints"][1]
+            s = seen + np.arange(1, b + 1)
+            slots = np.where(s <= self._q, s - 1, -1)
             late = s > self._q
-            r = self._rng.randint(0, s[late]) if late.any() else np.zeros(0, dtype=np.int64)
-            slot[late] = np.where(r < self._q, r, -1)
-            self._E_slot = slot
-            self._E_seen += b
+            if late.any():
+                r = self._rng.randint(0, s[late])
+                slots[late] = np.where(r < self._q, r, -1)
+            self._state["E_ints"][1] = seen + b
+        KEb = np.zeros((0, b))
+        m = int(self._state["E_ints"][0])
+        if not self._E_use_X and m:
+            KEb = np.ascontiguousarray(self._kernel(self._E_rows, Xb), dtype=np.float64)
+        rule.set_block(np.ascontiguousarray(slots, dtype=np.int64), KEb)
 
-    def _E_advance(self, j):
-        """Offer the block rows up to ``j`` to E ('all' and 'random')."""
-        P = self._E_P
-        rows = np.arange(self._E_next, j + 1)
-        self._E_next = j + 1
-        if rows.size == 0:
+    def _block_end(self, rule, Xb, Z):
+        if self.error_set == "support" or self._E_use_X:
             return
-        if self.error_set == "all":
-            self._E_src = np.concatenate([self._E_src, P + rows])
-            self._E_lab = np.concatenate([self._E_lab, self._E_yb[rows].astype(np.int64)])
-            return
-        for i in rows[self._E_slot[rows] >= 0]:
-            slot = self._E_slot[i]
-            if slot == self._E_src.shape[0]:
-                self._E_src = np.append(self._E_src, P + i)
-                self._E_lab = np.append(self._E_lab, int(self._E_yb[i]))
-            else:
-                self._E_src[slot] = P + i
-                self._E_lab[slot] = int(self._E_yb[i])
-
-    def _E_stored_kernel(self, e, cols):
-        """K(stored rows ``e``, members at columns ``cols``) of the block.
-
-        The result has shape ``(len(e), len(cols))``.
-        """
-        m0 = self._E_m0
-        K = np.empty((e.shape[0], cols.shape[0]))
-        old = cols < m0
-        # Columns below m0 are the positions of the members at the block start.
-        K[:, old] = self._E_KS[np.ix_(cols[old], e)].T
-        new = ~old
-        if new.any():
-            if self._E_KEb is None:
-                self._E_KEb = self._kernel(self._E_X, self._E_Xb)
-            K[:, new] = self._E_KEb[np.ix_(e, cols[new] - m0)]
-        return K
-
-    def _E_kernel(self):
-        """K(members, E) of the current round, shape (n, |E|)."""
-        n = self._n
-        cols = self._cols[:n]
-        src = self._E_src
-        P = self._E_P
-        K = np.empty((src.shape[0], n))
-        stored = src < P
-        if stored.any():
-            K[stored] = self._E_stored_kernel(src[stored], cols)
-        if not stored.all():
-            K[~stored] = self._blk.Kc[np.ix_(src[~stored] - P, cols)]
-        return K.T
-
-    def _on_block_end(self):
-        if self.error_set == "support":
-            return
-        if self.error_set in ("all", "random"):
-            self._E_advance(self._E_Xb.shape[0] - 1)
-        src = self._E_src
-        # Store E's rows and their kernel values with the members for the
-        # blocks to come.
-        self._E_KS = np.ascontiguousarray(self._E_kernel())
-        Z = self._E_X
-        if not (src < self._E_P).all():
-            Z = _vstack(Z, self._E_Xb)
-        self._E_X = Z[src]
-        self._E_src = np.arange(src.shape[0])
-        self._E_Xb = self._E_yb = self._E_KEb = None
-
-    # ------------------------------------------------------------------
-    # 'flip': insertion, eviction and prediction tracking
-    # ------------------------------------------------------------------
-    def _begin_update(self, y):
-        if self.error_set != "flip":
-            return
-        t = self._t
-        if self._E_src.shape[0] >= self._q:
-            # Evict the older example with the smallest flip rate (Fig. 5).
-            rate = self._E_flips / (t - self._E_born)
-            keep = np.ones(rate.shape[0], dtype=bool)
-            i = np.flatnonzero(rate == rate.min())
-            keep[i[np.argmin(self._E_born[i])]] = False
-            self._E_src = self._E_src[keep]
-            self._E_lab = self._E_lab[keep]
-            self._E_born = self._E_born[keep]
-            self._E_flips = self._E_flips[keep]
-            self._E_pred = self._E_pred[keep]
-        self._E_src = np.append(self._E_src, self._E_P + self._blk.j)
-        self._E_lab = np.append(self._E_lab, int(y))
-        self._E_born = np.append(self._E_born, t)
-        self._E_flips = np.append(self._E_flips, 0)
-        self._E_pred = np.append(self._E_pred, -2)  # set after this update
-
-    def _end_update(self):
-        if self.error_set != "flip":
-            return
-        n = self._n
-        F = self._alpha[:, :n] @ self._E_kernel()
-        pred = (F[0] > 0).astype(np.int64) if self._binary else np.argmax(F, axis=0)
-        seen = self._E_pred != -2
-        self._E_flips += seen & (pred != self._E_pred)
-        self._E_pred = pred
-
-    # ------------------------------------------------------------------
-    # Removal
-    # ------------------------------------------------------------------
-    def _removal_choice(self):
-        n = self._n
-        if self.error_set == "support":
-            KE, fE, yE = self._gram[:n, :n], self._fS[:, :n], self._label[:n]
-        else:
-            if self.error_set != "flip":
-                self._E_advance(self._blk.j)
-            KE = self._E_kernel()
-            fE = self._alpha[:, :n] @ KE
-            yE = self._E_lab
-        tol = self._tie_tol()
-        alpha = self._alpha[:, :n]
-        if self._binary:
-            # margins[j, k] = y_k (f(x_k) - alpha_j k(x_j, x_k))
-            errors = (yE * (fE[0] - alpha[0][:, None] * KE) <= tol).sum(axis=1)
-        else:
-            m = KE.shape[1]
-            step = max(1, _CHUNK // max(1, alpha.shape[0] * m))
-            errors = np.empty(n, dtype=np.int64)
-            for s in range(0, n, step):
-                G = fE[None] - alpha.T[s : s + step, :, None] * KE[s : s + step, None, :]
-                errors[s : s + step] = (self._margins(G, yE) <= tol).sum(axis=1)
-        return self._oldest_of(errors == errors.min())
+        # The rows of E for the blocks to come: stored rows or rows of this block.
+        state = self._state
+        m = int(state["E_ints"][0])
+        src, blk = state["E_src"][:m], state["E_blk"][:m]
+        P = self._E_rows.shape[0]
+        rows = _vstack(self._E_rows, self._as_stream_format(Xb))
+        self._E_rows = rows[np.where(src >= 0, src, P + blk)]
+        src[:] = np.arange(m)
+        blk[:] = -1

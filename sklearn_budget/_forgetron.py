@@ -8,14 +8,12 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._online_fast import ForgetronRule
 from ._perceptron import KernelPerceptron, _doc
 
 # The self-tuned Forgetron keeps the sum of the removal costs Psi below
 # 15/32 of the mistakes (Dekel et al. 2005, Eq. 3 and 4).
 _PSI_RATE = 15.0 / 32.0
-
-# Smallest positive normal float.
-_TINY = np.finfo(np.float64).tiny
 
 
 class Forgetron(KernelPerceptron):
@@ -133,6 +131,7 @@ class Forgetron(KernelPerceptron):
 
     # f'(x_r) of the oldest member is read from the Gram matrix of the members.
     _keeps_gram = True
+    _removes_members = True
     _stream_params = KernelPerceptron._stream_params + ("budget", "shrink")
 
     def __init__(
@@ -166,73 +165,30 @@ class Forgetron(KernelPerceptron):
         self.budget = budget
         self.shrink = shrink
 
+    def _max_members(self):
+        # Members exceed the budget by one only inside an update.
+        return self.budget + 1
+
     def _reset_rule(self):
-        n_rows = self._alpha.shape[0]
-        # Members never exceed budget + 1, and only during an update.
-        self._sigma = np.zeros(self.budget + 1)
-        self._unit = np.zeros((n_rows, self.budget + 1))
-        self._Q = 0.0
-        self._M = 0
+        n_rows = self._state["alpha"].shape[1]
+        self._add_state("sigma", np.zeros(0), (0,))
+        self._add_state("unit", np.zeros((0, n_rows)), (0,))
+        self._add_state("forgetron", np.zeros(2))  # Q, M
 
-    def _on_remove(self, pos, last):
-        self._sigma[pos] = self._sigma[last]
-        self._unit[:, pos] = self._unit[:, last]
+    def _make_rule(self):
+        self_tuned = self.shrink == "self-tuned"
+        return ForgetronRule(
+            self.budget, self_tuned, 1.0 if self_tuned else float(self.shrink), _PSI_RATE
+        )
 
-    def _margin_threshold(self):
-        return 0.0
+    @property
+    def _sigma(self):
+        return self._state["sigma"]
 
-    def _oldest(self):
-        # Position order is not insertion order after swap-removals.
-        return int(np.argmin(self._born[: self._n]))
+    @property
+    def _Q(self):
+        return float(self._state["forgetron"][0])
 
-    def _self_tuned_phi(self, r):
-        """Largest phi in (0, 1] with Psi(phi) + Q <= (15/32) M (Fig. 1, step 2)."""
-        n = self._n
-        f_r = self._alpha[:, :n] @ self._gram[:n, r]  # f'(x_r): includes x_t
-        v = self._unit[:, r]
-        mu = float(v @ f_r)
-        s = float(self._sigma[r])
-        # Psi(phi) = a phi^2 + b phi; the constraint is a phi^2 + b phi + c <= 0
-        # with c < 0 (Q <= 15/32 (M - 1)), so phi = 0 is always feasible.
-        a = float(v @ v) * s * s - 2.0 * s * mu
-        b = 2.0 * s
-        c = self._Q - _PSI_RATE * self._M
-        if a + b + c <= 0.0:
-            phi = 1.0
-        else:
-            # The root of a phi^2 + b phi + c between 0 and 1, in the form
-            # that stays accurate for a > 0, a = 0 and a < 0.
-            phi = -2.0 * c / (b + np.sqrt(max(b * b - 4.0 * a * c, 0.0)))
-        return phi, a * phi * phi + b * phi
-
-    def _update(self, y, f, margin, k, kxx, weight):
-        self._M += 1
-        v = self._direction(y, f)
-        pos = self._add_member(weight * v)  # step (1): sigma_t = 1
-        self._sigma[pos] = 1.0
-        self._unit[:, pos] = v
-        if self.shrink != "self-tuned" and self.shrink < 1.0:
-            self._shrink(float(self.shrink))  # Sutskever: shrink on every mistake
-        while self._n > self.budget:
-            r = self._oldest()
-            if self.shrink == "self-tuned":
-                phi, psi = self._self_tuned_phi(r)  # step (2)
-                self._Q += psi
-                if phi < 1.0:
-                    self._shrink(phi)
-            self._remove_member(r)  # step (3)
-
-    def _shrink(self, phi):
-        n = self._n
-        self._scale_coef(phi)
-        sigma = self._sigma[:n]
-        sigma *= phi
-        gone = (sigma > 0.0) & (sigma < _TINY)
-        if gone.any():
-            # A weight this small contributes below the resolution of any
-            # score; setting it to exactly zero keeps subnormal numbers,
-            # which are slow, out of the arithmetic.
-            sigma[gone] = 0.0
-            delta = np.zeros((self._alpha.shape[0], n))
-            delta[:, gone] = -self._alpha[:, :n][:, gone]
-            self._add_to_coef(delta)
+    @property
+    def _M(self):
+        return int(self._state["forgetron"][1])

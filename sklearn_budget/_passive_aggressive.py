@@ -7,6 +7,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._online_fast import PassiveAggressiveRule
 from ._perceptron import KernelPerceptron, _doc
 
 
@@ -93,16 +94,5 @@ class KernelPassiveAggressive(KernelPerceptron):
         self.C = C
         self.loss = loss
 
-    def _margin_threshold(self):
-        return 1.0
-
-    def _update(self, y, f, margin, k, kxx, weight):
-        loss = 1.0 - margin
-        sq_norm = self._direction_sq_norm * kxx
-        if loss <= 0.0 or sq_norm <= 0.0:
-            return
-        if self.loss == "hinge":
-            tau = min(self.C, loss / sq_norm)
-        else:
-            tau = loss / (sq_norm + 0.5 / self.C)
-        self._add_member(weight * tau * self._direction(y, f))
+    def _make_rule(self):
+        return PassiveAggressiveRule(float(self.C), self.loss == "squared_hinge")

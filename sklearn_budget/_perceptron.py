@@ -8,6 +8,7 @@ from numbers import Integral
 from sklearn.utils._param_validation import Interval
 
 from ._base import BaseKernelOnlineClassifier
+from ._online_fast import PerceptronRule
 
 _COMMON_PARAMS_DOC = """
     kernel : {'rbf', 'linear', 'poly', 'polynomial', 'sigmoid', 'laplacian', \\
@@ -154,11 +155,8 @@ class KernelPerceptron(BaseKernelOnlineClassifier):
             random_state=random_state,
         )
 
-    def _margin_threshold(self):
-        return 0.0
-
-    def _update(self, y, f, margin, k, kxx, weight):
-        self._add_member(weight * self._direction(y, f))
+    def _make_rule(self):
+        return PerceptronRule(0)
 
 
 class Stoptron(KernelPerceptron):
@@ -226,5 +224,6 @@ class Stoptron(KernelPerceptron):
         )
         self.budget = budget
 
-    def _margin_threshold(self):
-        return None if self._n >= self.budget else 0.0
+    def _make_rule(self):
+        # Once |S| = budget the rule never updates again.
+        return PerceptronRule(self.budget)

@@ -10,6 +10,7 @@ from scipy.linalg.blas import dtpsv
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelOnlineClassifier
+from ._online_fast import ProjectronRule
 from ._perceptron import _doc
 
 # A new row whose squared residual after projection onto span(S) is at most
@@ -217,12 +218,26 @@ class Projectron(BaseKernelOnlineClassifier):
 
     # ------------------------------------------------------------------
     # The Cholesky factor of K_S, stored packed: row i of the lower factor L
-    # holds entries [i (i + 1) / 2, (i + 1) (i + 2) / 2) of ``_chol``, which is
+    # holds entries [i (i + 1) / 2, (i + 1) (i + 2) / 2) of ``chol``, which is
     # also the column-major packed storage of L^T that BLAS ``tpsv`` takes.
-    # Appending a member appends a row, so the buffer grows by doubling.
+    # Adding a member appends a row: Eq. 11 in factor form.
     # ------------------------------------------------------------------
     def _reset_rule(self):
-        self._chol = np.zeros(0)
+        self._add_state("chol", np.zeros(0), "packed")
+
+    def _make_rule(self):
+        adaptive = self.eta == "adaptive"
+        return ProjectronRule(
+            0.0 if adaptive else float(self.eta),
+            float(self.U),
+            adaptive,
+            self._learns_margin_errors,
+            _DEPENDENCE_RTOL,
+        )
+
+    @property
+    def _chol(self):
+        return self._state["chol"]
 
     def _forward(self, k):
         """``L^{-1} k`` for the factor of the current members."""
@@ -237,64 +252,6 @@ class Projectron(BaseKernelOnlineClassifier):
         if n == 0:
             return np.zeros(0)
         return dtpsv(n, self._chol, z, lower=0, trans=0)
-
-    def _append_factor_row(self, z, delta):
-        """Grow the factor by the row ``[z, delta]``: Eq. 11 in Cholesky form."""
-        n = z.shape[0]
-        start, stop = n * (n + 1) // 2, (n + 1) * (n + 2) // 2
-        if stop > self._chol.shape[0]:
-            grown = np.zeros(max(stop, 2 * self._chol.shape[0], 136))
-            grown[:start] = self._chol[:start]
-            self._chol = grown
-        self._chol[start : stop - 1] = z
-        self._chol[stop - 1] = delta
-
-    # ------------------------------------------------------------------
-    # The rule
-    # ------------------------------------------------------------------
-    def _margin_threshold(self):
-        return 1.0 if self._learns_margin_errors else 0.0
-
-    def _update(self, y, f, margin, k, kxx, weight):
-        # Norms of the update direction in the product of the class RKHSs
-        # are sqrt(s) times those of k(x_t, .) (s = 2 with several classes).
-        s = self._direction_sq_norm
-        loss = 1.0 - margin
-        z = self._forward(k)
-        pk2 = float(z @ z)  # ||P k(x_t, .)||^2 = k_t . d
-        delta2 = kxx - pk2  # Eq. 9
-        if delta2 <= _DEPENDENCE_RTOL * kxx:
-            delta2 = 0.0  # x_t is in span(S) up to rounding
-        direction = self._direction(y, f)
-        if margin <= 0.0:
-            if self.eta == "adaptive":
-                eta_t = (2.0 * loss - s * pk2 - 0.5) / (2.0 * self.U)  # Eq. 13
-            else:
-                eta_t = self.eta
-            if delta2 > 0.0 and (eta_t < 0.0 or s * delta2 > eta_t * eta_t):
-                self._add_member(weight * direction)
-                self._append_factor_row(z, np.sqrt(delta2))
-            elif pk2 > 0.0:
-                self._add_to_coef(np.outer(weight * direction, self._backward(z)))  # Eq. 10
-            return
-        # A margin error of the Projectron++ (Sec. 4.1).
-        if pk2 <= 0.0 or loss <= 0.0:
-            return
-        if delta2 == 0.0:
-            penalty = 0.0
-        elif self.eta == "adaptive":
-            penalty = self.U * np.sqrt(s * delta2)
-        elif self.eta > 0.0:
-            penalty = np.sqrt(s * delta2) / self.eta
-        else:
-            return  # U = 1 / eta is infinite: only rows in span(S) are learned
-        # Eq. 17, capped so that the progress beta_t of Eq. 16 stays >= 0:
-        # tau = min(l / p, 1, 2 (l - penalty) / p), divided last so that a
-        # tiny p = ||P k||^2 cannot overflow.
-        p = s * pk2
-        tau = min(loss, p, 2.0 * (loss - penalty)) / p
-        if tau > 0.0:
-            self._add_to_coef(np.outer(weight * tau * direction, self._backward(z)))  # Eq. 14
 
 
 class ProjectronPlusPlus(Projectron):

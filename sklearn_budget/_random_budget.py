@@ -5,9 +5,9 @@
 
 from numbers import Integral
 
-import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ._online_fast import RandomizedBudgetRule
 from ._perceptron import KernelPerceptron, _doc
 
 
@@ -115,15 +115,10 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
         )
         self.budget = budget
 
-    def _margin_threshold(self):
-        return 0.0
+    _removes_members = True
 
-    def _update(self, y, f, margin, k, kxx, weight):
-        coef = weight * self._direction(y, f)
-        while self._n >= self.budget:
-            n = self._n
-            r = self._rng.randint(n)
-            # The r-th member in insertion order (``_born`` values are distinct).
-            born = self._born[:n]
-            self._remove_member(int(np.argpartition(born, r)[r]))
-        self._add_member(coef)
+    def _max_members(self):
+        return self.budget + 1
+
+    def _make_rule(self):
+        return RandomizedBudgetRule(self.budget, self._rng)

@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_limits
 
+import sklearn_budget._base
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _single_threaded_blas():
@@ -49,3 +51,25 @@ def data_home():
             "<data_home>/usps/zip.train.gz, ... (the shared data folder)."
         )
     return str(home)
+
+
+def pytest_generate_tests(metafunc):
+    # Tests of what the stream does (memory, budget bounds, long runs) run
+    # once, on the path the cost model picks; the others on both paths.
+    if "kernel_path" in metafunc.fixturenames:
+        once = metafunc.definition.get_closest_marker("any_kernel_path") is not None
+        paths = ["auto"] if once else ["direct", "blocked"]
+        metafunc.parametrize("kernel_path", paths, indirect=True)
+
+
+@pytest.fixture
+def kernel_path(request, monkeypatch):
+    """Play the test on each source of kernel values of the engine.
+
+    ``direct``: the compiled loop computes kernel rows itself (dense input,
+    built-in kernels; other inputs fall back to blocked); ``blocked``: kernel
+    blocks from ``pairwise_kernels``; ``auto``: the cost model chooses.
+    """
+    path = None if request.param == "auto" else request.param
+    monkeypatch.setattr(sklearn_budget._base, "_FORCE_PATH", path)
+    return request.param

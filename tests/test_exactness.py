@@ -14,6 +14,9 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn_budget import KernelPassiveAggressive, KernelPerceptron, Stoptron
 from sklearn_budget._base import _BLOCK_SIZE
 
+# Every test runs on both sources of kernel values (see conftest.kernel_path).
+pytestmark = pytest.mark.usefixtures("kernel_path")
+
 KERNEL_PARAMS = {
     "rbf": dict(gamma=0.5),
     "linear": dict(),
@@ -251,6 +254,7 @@ def test_fit_equals_partial_fit_without_shuffle():
     np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, rtol=0, atol=1e-12)
 
 
+@pytest.mark.any_kernel_path
 def test_average_stays_exact_over_a_million_rounds():
     # Separable 1-D data: the Stoptron fills its budget in the first rounds
     # and is never wrong again, so member i, added after round t_i with

@@ -1,0 +1,1106 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+"""Compiled round loop and update rules of the online kernel classifiers.
+
+One loop, :meth:`Engine.play`, plays the rounds of a block without the GIL:
+kernel row of the round, scores, margin, mistake count, and, when the rule's
+margin threshold says so, the rule's update. Each algorithm is a small
+:class:`Rule` subclass (as scikit-learn's SGD loop takes a ``LossFunction``)
+that changes the hypothesis only through the engine's operations:
+:meth:`Engine.add_member`, :meth:`Engine.remove_member`,
+:meth:`Engine.add_rank_one`, :meth:`Engine.scale` and
+:meth:`Engine.zero_member`.
+
+Every array is owned by the Python estimator (so that it pickles and can be
+inspected); the engine and the rules only borrow typed views of them for
+one call, and the Python side grows them before a block so that no
+allocation happens inside the loop.
+
+Kernel values come from one of two sources, chosen per block by the
+Python side (``sklearn_budget._base``):
+
+- *direct*: computed here from the member rows, for dense input and the
+  kernels below; cheapest in low dimension;
+- *blocked*: read from a matrix ``Kc = K(block, [members; block])``
+  computed by :func:`sklearn.metrics.pairwise.pairwise_kernels` (BLAS), for
+  high dimension, sparse input and callable kernels.
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from libc.math cimport INFINITY, NAN, exp, fabs, isnan, pow, sqrt, tanh
+from libc.stdint cimport int64_t
+
+import numpy as np
+
+#: Kernels with a compiled form (the ``direct`` path).
+KERNEL_CODES = {
+    "linear": 0,
+    "poly": 1,
+    "polynomial": 1,
+    "rbf": 2,
+    "sigmoid": 3,
+    "laplacian": 4,
+    "cosine": 5,
+    "chi2": 6,
+    "additive_chi2": 7,
+}
+
+cdef enum:
+    K_LINEAR = 0
+    K_POLY = 1
+    K_RBF = 2
+    K_SIGMOID = 3
+    K_LAPLACIAN = 4
+    K_COSINE = 5
+    K_CHI2 = 6
+    K_ADDITIVE_CHI2 = 7
+
+# Smallest positive normal float (the Forgetron's weights are set to zero below it).
+cdef double TINY = 2.2250738585072014e-308
+
+
+cdef double _dense_kernel(int kind, const double* x, const double* z, Py_ssize_t d,
+                          double gamma, double degree, double coef0) noexcept nogil:
+    """``k(x, z)`` for two dense rows, as ``pairwise_kernels`` defines it."""
+    cdef Py_ssize_t a
+    cdef double s = 0.0, u, v, nx, nz
+    if kind == K_RBF:
+        for a in range(d):
+            u = x[a] - z[a]
+            s += u * u
+        return exp(-gamma * s)
+    if kind == K_LINEAR:
+        for a in range(d):
+            s += x[a] * z[a]
+        return s
+    if kind == K_POLY:
+        for a in range(d):
+            s += x[a] * z[a]
+        return pow(gamma * s + coef0, degree)
+    if kind == K_SIGMOID:
+        for a in range(d):
+            s += x[a] * z[a]
+        return tanh(gamma * s + coef0)
+    if kind == K_LAPLACIAN:
+        for a in range(d):
+            s += fabs(x[a] - z[a])
+        return exp(-gamma * s)
+    if kind == K_COSINE:
+        nx = 0.0
+        nz = 0.0
+        for a in range(d):
+            s += x[a] * z[a]
+            nx += x[a] * x[a]
+            nz += z[a] * z[a]
+        # sklearn normalises the rows first; a zero row stays zero.
+        if nx == 0.0 or nz == 0.0:
+            return 0.0
+        return s / (sqrt(nx) * sqrt(nz))
+    # chi2 and additive_chi2: terms with x + z = 0 count as 0.
+    for a in range(d):
+        v = x[a] + z[a]
+        if v != 0.0:
+            u = x[a] - z[a]
+            s += u * u / v
+    if kind == K_CHI2:
+        return exp(-gamma * s)
+    return -s
+
+
+cdef class Engine:
+    """State of one call: borrowed views of the estimator's arrays."""
+
+    # Configuration
+    cdef Py_ssize_t R          # coefficient rows: 1 with two classes
+    cdef bint binary, average, keep_gram, dense
+    cdef double dsq            # squared norm of a unit update direction
+    cdef int kind
+    cdef double gamma, degree, coef0
+    cdef Py_ssize_t d
+
+    # Counters (written back by ``counters``)
+    cdef public Py_ssize_t n
+    cdef public int64_t t, n_mistakes, n_updates
+    cdef bint updated
+
+    # Members, in position order
+    cdef double[:, ::1] alpha  # (cap, R)
+    cdef double[:, ::1] acc    # (cap, R): running sums of the average
+    cdef double[:, ::1] gram   # (cap, cap)
+    cdef double[:, ::1] Xs     # (cap, d): rows of the members (dense streams)
+    cdef int64_t[::1] idx, born, stamp, cols
+    cdef double[::1] kdiag
+
+    # The block being played
+    cdef bint direct
+    cdef const double[:, ::1] Kc   # blocked: K(block, [members at start; block])
+    cdef const double[:, ::1] Xb   # dense rows of the block
+    cdef const double[::1] diag, w
+    cdef const int64_t[::1] yb, index
+    cdef Py_ssize_t j, m0
+
+    # The round: kernel row with the members (kept in step with every
+    # addition and removal), scores, best other class, unit direction
+    cdef double[::1] k, f, v
+    cdef Py_ssize_t r
+
+    # Members removed during this call (for the exact average)
+    cdef public Py_ssize_t n_ret
+    cdef int64_t[::1] ret_idx, ret_col
+    cdef double[:, ::1] ret_acc, ret_X
+
+    def __init__(self, Py_ssize_t n_rows, bint average, bint keep_gram, bint dense,
+                 kernel_code, double gamma, double degree, double coef0, Py_ssize_t n_features):
+        self.R = n_rows
+        self.binary = n_rows == 1
+        self.dsq = 1.0 if n_rows == 1 else 2.0
+        self.average = average
+        self.keep_gram = keep_gram
+        self.dense = dense
+        self.kind = -1 if kernel_code is None else kernel_code
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.d = n_features
+        self.f = np.zeros(n_rows)
+        self.v = np.zeros(n_rows)
+
+    def bind(self, dict state):
+        """Take views of the (possibly regrown) arrays of ``state``."""
+        self.alpha = state["alpha"]
+        self.idx = state["idx"]
+        self.born = state["born"]
+        self.kdiag = state["kdiag"]
+        self.cols = state["cols"]
+        if self.average:
+            self.acc = state["acc"]
+            self.stamp = state["stamp"]
+        if self.keep_gram:
+            self.gram = state["gram"]
+        if self.dense:
+            self.Xs = state["Xs"]
+        self.k = np.zeros(self.alpha.shape[0] + 1)
+        c = state["counters"]
+        self.n, self.t, self.n_mistakes, self.n_updates = c[0], c[1], c[2], c[3]
+
+    def store_counters(self, state):
+        c = state["counters"]
+        c[0], c[1], c[2], c[3] = self.n, self.t, self.n_mistakes, self.n_updates
+
+    def set_block(self, y, w, diag, index, Kc=None, Xb=None):
+        """Rows of the next block: ``Kc`` for the blocked path, ``Xb`` (dense)."""
+        cdef Py_ssize_t b = y.shape[0], cap = self.alpha.shape[0]
+        self.yb = y
+        self.w = w
+        self.diag = diag
+        self.index = index
+        self.direct = Kc is None
+        if Xb is not None:
+            self.Xb = Xb
+        if Kc is not None:
+            self.Kc = Kc
+            self.m0 = self.n
+            for i in range(self.n):
+                self.cols[i] = i
+        self.n_ret = 0
+        if self.average:
+            # Removals in a block are at most the members at its start plus
+            # the additions, one per round.
+            self.ret_idx = np.zeros(self.n + b, dtype=np.int64)
+            self.ret_col = np.zeros(self.n + b, dtype=np.int64)
+            self.ret_acc = np.zeros((self.n + b, self.R))
+            self.ret_X = np.zeros((self.n + b if self.dense else 0, self.d))
+
+    def retired(self):
+        """Stream index, running sum and row (or block column) of each removed member."""
+        m = self.n_ret
+        if not self.average or m == 0:
+            return None
+        return (
+            np.asarray(self.ret_idx[:m]).copy(),
+            np.asarray(self.ret_acc[:m]).copy(),
+            np.asarray(self.ret_X[:m]).copy() if self.dense else None,
+            np.asarray(self.ret_col[:m]).copy(),
+        )
+
+    # ------------------------------------------------------------------
+    # The loop
+    # ------------------------------------------------------------------
+    def play(self, Rule rule, Py_ssize_t start, Py_ssize_t stop):
+        """Play rows ``start:stop`` of the block (without the GIL)."""
+        with nogil:
+            self._play(rule, start, stop)
+
+    cdef void _play(self, Rule rule, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+        cdef Py_ssize_t jj
+        cdef double margin, thr
+        cdef int64_t y
+        for jj in range(start, stop):
+            self.j = jj
+            self.t += 1
+            self.kernel_row()
+            self.scores()
+            y = self.yb[jj]
+            margin = self.margin(y)
+            if margin <= 0.0:
+                self.n_mistakes += 1
+            rule.on_round(self, y)
+            thr = rule.threshold(self)
+            if not isnan(thr) and margin <= thr:
+                self.updated = False
+                rule.update(self, y, margin, self.diag[jj], self.w[jj])
+                if self.updated:
+                    self.n_updates += 1
+
+    cdef inline double kernel(self, const double* x, const double* z) noexcept nogil:
+        return _dense_kernel(self.kind, x, z, self.d, self.gamma, self.degree, self.coef0)
+
+    cdef void kernel_row(self) noexcept nogil:
+        cdef Py_ssize_t i, n = self.n, j = self.j
+        cdef const double* x
+        if self.direct:
+            x = &self.Xb[j, 0]
+            for i in range(n):
+                self.k[i] = self.kernel(x, &self.Xs[i, 0])
+        else:
+            for i in range(n):
+                self.k[i] = self.Kc[j, self.cols[i]]
+
+    cdef void scores(self) noexcept nogil:
+        cdef Py_ssize_t i, c, R = self.R
+        cdef double ki
+        for c in range(R):
+            self.f[c] = 0.0
+        if R == 1:
+            for i in range(self.n):
+                self.f[0] += self.alpha[i, 0] * self.k[i]
+            return
+        for i in range(self.n):
+            ki = self.k[i]
+            for c in range(R):
+                self.f[c] += self.alpha[i, c] * ki
+
+    cdef double margin_of(self, const double* g, int64_t y, Py_ssize_t* r) noexcept nogil:
+        """``y g`` (two classes) or ``g_y - max_{c != y} g_c`` with its argmax ``r``."""
+        cdef Py_ssize_t c
+        cdef double best = -INFINITY
+        if self.binary:
+            return y * g[0]
+        r[0] = -1
+        for c in range(self.R):
+            if c != y and (r[0] < 0 or g[c] > best):
+                best = g[c]
+                r[0] = c
+        return g[y] - best
+
+    cdef double margin(self, int64_t y) noexcept nogil:
+        return self.margin_of(&self.f[0], y, &self.r)
+
+    cdef void direction(self, int64_t y) noexcept nogil:
+        """Unit Perceptron step into ``v`` (ALGORITHMS.md, Multiclass)."""
+        cdef Py_ssize_t c
+        if self.binary:
+            self.v[0] = <double>y
+            return
+        for c in range(self.R):
+            self.v[c] = 0.0
+        self.v[y] = 1.0
+        self.v[self.r] = -1.0
+
+    # ------------------------------------------------------------------
+    # Operations on the hypothesis
+    # ------------------------------------------------------------------
+    cdef inline void sync(self, Py_ssize_t i) noexcept nogil:
+        """Bring the running sum of member ``i`` up to the current round."""
+        cdef Py_ssize_t c
+        cdef int64_t dt = self.t - self.stamp[i]
+        if dt:
+            for c in range(self.R):
+                self.acc[i, c] += self.alpha[i, c] * dt
+            self.stamp[i] = self.t
+
+    cdef void sync_all(self) noexcept nogil:
+        cdef Py_ssize_t i
+        if self.average:
+            for i in range(self.n):
+                self.sync(i)
+
+    cdef Py_ssize_t add_member(self, const double* coef, double scale) noexcept nogil:
+        """Add the round's row with coefficients ``scale * coef``; returns its position."""
+        cdef Py_ssize_t i, c, a, pos = self.n, j = self.j
+        for c in range(self.R):
+            self.alpha[pos, c] = scale * coef[c]
+        self.idx[pos] = self.index[j]
+        self.born[pos] = self.t
+        self.kdiag[pos] = self.diag[j]
+        if self.average:
+            for c in range(self.R):
+                self.acc[pos, c] = 0.0
+            self.stamp[pos] = self.t
+        if self.keep_gram:
+            for i in range(pos):
+                self.gram[pos, i] = self.k[i]
+                self.gram[i, pos] = self.k[i]
+            self.gram[pos, pos] = self.diag[j]
+        if self.dense:
+            for a in range(self.d):
+                self.Xs[pos, a] = self.Xb[j, a]
+        if not self.direct:
+            self.cols[pos] = self.m0 + j
+        self.k[pos] = self.diag[j]
+        self.n = pos + 1
+        self.updated = True
+        return pos
+
+    cdef void remove_member(self, Py_ssize_t pos) noexcept nogil:
+        """Remove member ``pos``; the last member takes its place."""
+        cdef Py_ssize_t i, c, a, last = self.n - 1, m
+        if self.average:
+            # The exact average keeps what the member contributed while it
+            # was in the support set (ALGORITHMS.md, Online-to-batch).
+            self.sync(pos)
+            m = self.n_ret
+            self.ret_idx[m] = self.idx[pos]
+            self.ret_col[m] = self.cols[pos]
+            for c in range(self.R):
+                self.ret_acc[m, c] = self.acc[pos, c]
+            if self.dense:
+                for a in range(self.d):
+                    self.ret_X[m, a] = self.Xs[pos, a]
+            self.n_ret = m + 1
+        for c in range(self.R):
+            self.alpha[pos, c] = self.alpha[last, c]
+            if self.average:
+                self.acc[pos, c] = self.acc[last, c]
+        if self.average:
+            self.stamp[pos] = self.stamp[last]
+        self.idx[pos] = self.idx[last]
+        self.born[pos] = self.born[last]
+        self.kdiag[pos] = self.kdiag[last]
+        self.cols[pos] = self.cols[last]
+        self.k[pos] = self.k[last]
+        if self.dense:
+            for a in range(self.d):
+                self.Xs[pos, a] = self.Xs[last, a]
+        if self.keep_gram:
+            for i in range(last + 1):
+                self.gram[pos, i] = self.gram[last, i]
+            for i in range(last + 1):
+                self.gram[i, pos] = self.gram[i, last]
+            self.gram[pos, pos] = self.gram[last, last]
+        self.n = last
+        self.updated = True
+
+    cdef void add_rank_one(self, const double* u, const double* dvec) noexcept nogil:
+        """``alpha[i, c] += dvec[i] * u[c]`` for every member."""
+        cdef Py_ssize_t i, c
+        self.sync_all()
+        for i in range(self.n):
+            for c in range(self.R):
+                self.alpha[i, c] += dvec[i] * u[c]
+        self.updated = True
+
+    cdef void scale(self, double phi) noexcept nogil:
+        """Multiply every coefficient by ``phi``."""
+        cdef Py_ssize_t i, c
+        self.sync_all()
+        for i in range(self.n):
+            for c in range(self.R):
+                self.alpha[i, c] *= phi
+        self.updated = True
+
+    cdef void zero_member(self, Py_ssize_t i) noexcept nogil:
+        cdef Py_ssize_t c
+        if self.average:
+            self.sync(i)
+        for c in range(self.R):
+            self.alpha[i, c] = 0.0
+        self.updated = True
+
+    cdef Py_ssize_t oldest(self) noexcept nogil:
+        cdef Py_ssize_t i, best = 0
+        for i in range(1, self.n):
+            if self.born[i] < self.born[best]:
+                best = i
+        return best
+
+    cdef double tie_tol(self, double rtol) noexcept nogil:
+        """``rtol (1 + max_c sum_i |alpha_ic| max_i |k(x_i, x_i)|)``: the size of the hypothesis."""
+        cdef Py_ssize_t i, c
+        cdef double l1, best = 0.0, kmax = 0.0
+        for c in range(self.R):
+            l1 = 0.0
+            for i in range(self.n):
+                l1 += fabs(self.alpha[i, c])
+            if l1 > best:
+                best = l1
+        for i in range(self.n):
+            if fabs(self.kdiag[i]) > kmax:
+                kmax = fabs(self.kdiag[i])
+        return rtol * (1.0 + best * kmax)
+
+
+cdef class Rule:
+    """Update rule of one algorithm (the base class never updates)."""
+
+    def bind(self, dict state):
+        """Take views of the rule's arrays in ``state`` (after any regrowth)."""
+
+    cdef double threshold(self, Engine e) noexcept nogil:
+        """Largest margin at which the rule may update; NaN freezes the hypothesis."""
+        return NAN
+
+    cdef void on_round(self, Engine e, int64_t y) noexcept nogil:
+        """Called on every round, before the threshold test."""
+
+    cdef void update(self, Engine e, int64_t y, double margin, double kxx,
+                     double weight) noexcept nogil:
+        pass
+
+
+# ----------------------------------------------------------------------
+# Kernel Perceptron, Stoptron, Passive-Aggressive
+# ----------------------------------------------------------------------
+cdef class PerceptronRule(Rule):
+    """Add ``w y_t k(x_t, .)`` on a mistake; stop for good at ``budget`` (0: never)."""
+
+    cdef Py_ssize_t budget
+
+    def __init__(self, Py_ssize_t budget=0):
+        self.budget = budget
+
+    cdef double threshold(self, Engine e) noexcept nogil:
+        if self.budget > 0 and e.n >= self.budget:
+            return NAN
+        return 0.0
+
+    cdef void update(self, Engine e, int64_t y, double margin, double kxx,
+                     double weight) noexcept nogil:
+        e.direction(y)
+        e.add_member(&e.v[0], weight)
+
+
+cdef class PassiveAggressiveRule(Rule):
+    """PA-I (``hinge``) or PA-II (``squared_hinge``) step on a positive hinge loss."""
+
+    cdef double C
+    cdef bint squared
+
+    def __init__(self, double C, bint squared):
+        self.C = C
+        self.squared = squared
+
+    cdef double threshold(self, Engine e) noexcept nogil:
+        return 1.0
+
+    cdef void update(self, Engine e, int64_t y, double margin, double kxx,
+                     double weight) noexcept nogil:
+        cdef double loss = 1.0 - margin, sq = e.dsq * kxx, tau
+        if loss <= 0.0 or sq <= 0.0:
+            return
+        if self.squared:
+            tau = loss / (sq + 0.5 / self.C)
+        else:
+            tau = min(self.C, loss / sq)
+        e.direction(y)
+        e.add_member(&e.v[0], weight * tau)
+
+
+# ----------------------------------------------------------------------
+# Projectron and Projectron++
+# ----------------------------------------------------------------------
+cdef class ProjectronRule(Rule):
+    """Projection on mistakes (Eqs. 8-11, 13) and on margin errors (Eq. 14, ++).
+
+    ``chol`` holds the Cholesky factor ``L`` of the members' Gram matrix in
+    packed rows: row ``i`` at ``[i (i + 1) / 2, (i + 1) (i + 2) / 2)``.
+    """
+
+    cdef double eta, U, rtol
+    cdef bint adaptive, plus
+    cdef double[::1] chol, z, dvec, u
+
+    def __init__(self, double eta, double U, bint adaptive, bint plus, double rtol):
+        self.eta = eta
+        self.U = U
+        self.adaptive = adaptive
+        self.plus = plus
+        self.rtol = rtol
+
+    def bind(self, dict state):
+        self.chol = state["chol"]
+        m = state["alpha"].shape[0] + 1
+        self.z = np.zeros(m)
+        self.dvec = np.zeros(m)
+        self.u = np.zeros(state["alpha"].shape[1])
+
+    cdef double threshold(self, Engine e) noexcept nogil:
+        return 1.0 if self.plus else 0.0
+
+    cdef void forward(self, Py_ssize_t n, const double* k) noexcept nogil:
+        """``z = L^{-1} k``."""
+        cdef Py_ssize_t i, l, off
+        cdef double s
+        for i in range(n):
+            off = i * (i + 1) // 2
+            s = k[i]
+            for l in range(i):
+                s -= self.chol[off + l] * self.z[l]
+            self.z[i] = s / self.chol[off + i]
+
+    cdef void backward(self, Py_ssize_t n) noexcept nogil:
+        """``dvec = L^{-T} z``, so that ``dvec = K_S^{-1} k`` (Eq. 8)."""
+        cdef Py_ssize_t i, l, off
+        cdef double di
+        for i in range(n):
+            self.dvec[i] = self.z[i]
+        for i in range(n - 1, -1, -1):
+            off = i * (i + 1) // 2
+            di = self.dvec[i] / self.chol[off + i]
+            self.dvec[i] = di
+            for l in range(i):
+                self.dvec[l] -= self.chol[off + l] * di
+
+    cdef void projected_step(self, Engine e, Py_ssize_t n, double scale) noexcept nogil:
+        cdef Py_ssize_t c
+        self.backward(n)
+        for c in range(e.R):
+            self.u[c] = scale * e.v[c]
+        e.add_rank_one(&self.u[0], &self.dvec[0])
+
+    cdef void update(self, Engine e, int64_t y, double margin, double kxx,
+                     double weight) noexcept nogil:
+        # Norms of the update direction in the product of the class RKHSs are
+        # sqrt(s) times those of k(x_t, .) (s = 2 with several classes).
+        cdef double s = e.dsq, loss = 1.0 - margin, pk2 = 0.0, delta2, eta_t
+        cdef double penalty, p, tau
+        cdef Py_ssize_t i, n = e.n, off
+        self.forward(n, &e.k[0])
+        for i in range(n):
+            pk2 += self.z[i] * self.z[i]   # ||P k(x_t, .)||^2 = k_t . d
+        delta2 = kxx - pk2                 # Eq. 9
+        if delta2 <= self.rtol * kxx:
+            delta2 = 0.0                   # x_t is in span(S) up to rounding
+        e.direction(y)
+        if margin <= 0.0:
+            if self.adaptive:
+                eta_t = (2.0 * loss - s * pk2 - 0.5) / (2.0 * self.U)   # Eq. 13
+            else:
+                eta_t = self.eta
+            if delta2 > 0.0 and (eta_t < 0.0 or s * delta2 > eta_t * eta_t):
+                e.add_member(&e.v[0], weight)
+                # Eq. 11 in factor form: append the row [z, ||delta_t||].
+                off = n * (n + 1) // 2
+                for i in range(n):
+                    self.chol[off + i] = self.z[i]
+                self.chol[off + n] = sqrt(delta2)
+            elif pk2 > 0.0:
+                self.projected_step(e, n, weight)                        # Eq. 10
+            return
+        # A margin error of the Projectron++ (Sec. 4.1).
+        if pk2 <= 0.0 or loss <= 0.0:
+            return
+        if delta2 == 0.0:
+            penalty = 0.0
+        elif self.adaptive:
+            penalty = self.U * sqrt(s * delta2)
+        elif self.eta > 0.0:
+            penalty = sqrt(s * delta2) / self.eta
+        else:
+            return  # U = 1 / eta is infinite: only rows in span(S) are learned
+        # Eq. 17, capped so that the progress beta_t of Eq. 16 stays >= 0,
+        # divided last so that a tiny p = ||P k||^2 cannot overflow.
+        p = s * pk2
+        tau = min(min(loss, p), 2.0 * (loss - penalty)) / p
+        if tau > 0.0:
+            self.projected_step(e, n, weight * tau)                      # Eq. 14
+
+
+# ----------------------------------------------------------------------
+# Forgetron
+# ----------------------------------------------------------------------
+cdef class ForgetronRule(Rule):
+    """Add, shrink, remove the oldest (Dekel et al. Fig. 1; Sutskever's constant shrink).
+
+    ``sigma``: weight of each member; ``unit``: its unit direction;
+    ``scalars = [Q, M]``.
+    """
+
+    cdef Py_ssize_t budget
+    cdef bint self_tuned
+    cdef double shrink, rate
+    cdef double[::1] sigma, scalars
+    cdef double[:, ::1] unit
+
+    def __init__(self, Py_ssize_t budget, bint self_tuned, double shrink, double rate):
+        self.budget = budget
+        self.self_tuned = self_tuned
+        self.shrink = shrink
+        self.rate = rate
+
+    def bind(self, dict state):
+        self.sigma = state["sigma"]
+        self.unit = state["unit"]
+        self.scalars = state["forgetron"]
+
+    cdef double threshold(self, Engine e) noexcept nogil:
+        return 0.0
+
+    cdef void do_shrink(self, Engine e, double phi) noexcept nogil:
+        cdef Py_ssize_t i
+        e.scale(phi)
+        for i in range(e.n):
+            self.sigma[i] *= phi
+            if 0.0 < self.sigma[i] < TINY:
+                # Below any score's resolution; exact zero keeps subnormal
+                # numbers, which are slow, out of the arithmetic.
+                self.sigma[i] = 0.0
+                e.zero_member(i)
+
+    cdef void update(self, Engine e, int64_t y, double margin, double kxx,
+                     double weight) noexcept nogil:
+        cdef Py_ssize_t c, i, r, pos, last
+        cdef double mu, s, vv, a, b, cc, phi, fr
+        self.scalars[1] += 1.0                                   # M
+        e.direction(y)
+        pos = e.add_member(&e.v[0], weight)                      # step (1): sigma = 1
+        self.sigma[pos] = 1.0
+        for c in range(e.R):
+            self.unit[pos, c] = e.v[c]
+        if not self.self_tuned and self.shrink < 1.0:
+            self.do_shrink(e, self.shrink)                       # Sutskever
+        while e.n > self.budget:
+            r = e.oldest()
+            if self.self_tuned:                                  # step (2)
+                # mu = v_r . f'(x_r), f' including x_t, from the Gram matrix.
+                mu = 0.0
+                vv = 0.0
+                for c in range(e.R):
+                    fr = 0.0
+                    for i in range(e.n):
+                        fr += e.alpha[i, c] * e.gram[i, r]
+                    mu += self.unit[r, c] * fr
+                    vv += self.unit[r, c] * self.unit[r, c]
+                s = self.sigma[r]
+                # Psi(phi) = a phi^2 + b phi, constraint a phi^2 + b phi + c <= 0
+                # with c < 0, so phi = 0 is always feasible.
+                a = vv * s * s - 2.0 * s * mu
+                b = 2.0 * s
+                cc = self.scalars[0] - self.rate * self.scalars[1]
+                if a + b + cc <= 0.0:
+                    phi = 1.0
+                else:
+                    # The root in (0, 1], in the form stable for any sign of a.
+                    phi = -2.0 * cc / (b + sqrt(max(b * b - 4.0 * a * cc, 0.0)))
+                self.scalars[0] += a * phi * phi + b * phi       # Q
+                if phi < 1.0:
+                    self.do_shrink(e, phi)
+            last = e.n - 1                                       # step (3)
+            self.sigma[r] = self.sigma[last]
+            for c in range(e.R):
+                self.unit[r, c] = self.unit[last, c]
+            e.remove_member(r)
+
+
+# ----------------------------------------------------------------------
+# Randomized Budget Perceptron
+# ----------------------------------------------------------------------
+cdef int64_t _select(int64_t* a, Py_ssize_t n, Py_ssize_t rank) noexcept nogil:
+    """The ``rank``-th smallest of ``n`` distinct values (reorders ``a``)."""
+    cdef Py_ssize_t lo = 0, hi = n - 1, i, l
+    cdef int64_t pivot, tmp
+    while lo < hi:
+        pivot = a[(lo + hi) // 2]
+        i = lo
+        l = hi
+        while i <= l:
+            while a[i] < pivot:
+                i += 1
+            while a[l] > pivot:
+                l -= 1
+            if i <= l:
+                tmp = a[i]
+                a[i] = a[l]
+                a[l] = tmp
+                i += 1
+                l -= 1
+        if rank <= l:
+            hi = l
+        elif rank >= i:
+            lo = i
+        else:
+            break
+    return a[rank]
+
+
+cdef class RandomizedBudgetRule(Rule):
+    """On a mistake with a full budget, remove the ``r``-th oldest, ``r`` uniform."""
+
+    cdef Py_ssize_t budget
+    cdef object rng
+    cdef int64_t[::1] scratch
+
+    def __init__(self, Py_ssize_t budget, rng):
+        self.budget = budget
+        self.rng = rng
+
+    def bind(self, dict state):
+        self.scratch = np.zeros(state["alpha"].shape[0] + 1, dtype=np.int64)
+
+    cdef double threshold(self, Engine e) noexcept nogil:
+        return 0.0
+
+    cdef void update(self, Engine e, int64_t y, double margin, double kxx,
+                     double weight) noexcept nogil:
+        cdef Py_ssize_t i, r, n, pos
+        cdef int64_t b
+        e.direction(y)
+        while e.n >= self.budget:
+            n = e.n
+            with gil:
+                r = self.rng.randint(n)
+            # The r-th member in insertion order (birth rounds are distinct).
+            for i in range(n):
+                self.scratch[i] = e.born[i]
+            b = _select(&self.scratch[0], n, r)
+            pos = 0
+            while e.born[pos] != b:
+                pos += 1
+            e.remove_member(pos)
+        e.add_member(&e.v[0], weight)
+
+
+# ----------------------------------------------------------------------
+# Budget Perceptron and Tighter Budget Perceptron
+# ----------------------------------------------------------------------
+cdef class BudgetRule(Rule):
+    """Weston et al. Fig. 1 with the removal of Crammer et al. (``tighter=False``)
+    or of Fig. 3 on the support set (``tighter=True``).
+
+    ``fS`` holds the scores ``f(x_j)`` of the members, kept current from the
+    Gram matrix and recomputed exactly every ``max(budget, 16)`` changes;
+    ``label`` their labels; ``ints = [changes since the last refresh]``.
+    """
+
+    cdef Py_ssize_t budget
+    cdef double beta, C, rtol
+    cdef int step_kind  # 0: perceptron, 1: mira, 2: nobias_svm
+    cdef bint tighter
+    cdef double[:, ::1] fS
+    cdef int64_t[::1] label, ints, errors
+    cdef double[::1] g
+
+    def __init__(self, Py_ssize_t budget, double beta, int step_kind, double C,
+                 double rtol, bint tighter):
+        self.budget = budget
+        self.beta = beta
+        self.step_kind = step_kind
+        self.C = C
+        self.tighter = tighter
+        self.rtol = rtol
+
+    def bind(self, dict state):
+        self.fS = state["fS"]
+        self.label = state["label"]
+        self.ints = state["budget_ints"]
+        self.errors = np.zeros(state["alpha"].shape[0] + 1, dtype=np.int64)
+        self.g = np.zeros(state["alpha"].shape[1])
+
+    cdef double threshold(self, Engine e) noexcept nogil:
+        return 1.0 if self.step_kind == 2 else self.beta
+
+    cdef double step(self, Engine e, double margin, double kxx) noexcept nogil:
+        """Step of Weston et al., Fig. 2."""
+        cdef double sq, boundary
+        if self.step_kind == 0 or (self.step_kind == 1 and e.n == 0):
+            return 1.0
+        sq = e.dsq * kxx
+        if sq <= 0.0:
+            return 0.0
+        # A margin on the boundary of the step (0 for MIRA, 1 for No-Bias-SVM)
+        # up to rounding gives a step of zero, not one of rounding noise.
+        boundary = 0.0 if self.step_kind == 1 else 1.0
+        if margin >= boundary - e.tie_tol(self.rtol):
+            return 0.0
+        if self.step_kind == 1:
+            return min(1.0, -margin / sq)
+        return min(self.C, (1.0 - margin) / sq)
+
+    cdef void refresh(self, Engine e) noexcept nogil:
+        cdef Py_ssize_t i, l, c
+        for i in range(e.n):
+            for c in range(e.R):
+                self.fS[i, c] = 0.0
+            for l in range(e.n):
+                for c in range(e.R):
+                    self.fS[i, c] += e.alpha[l, c] * e.gram[l, i]
+
+    cdef void on_add(self, Engine e) noexcept nogil:
+        cdef Py_ssize_t i, l, c, p = e.n - 1
+        self.ints[0] += 1
+        if self.ints[0] >= max(self.budget, 16):
+            # Exact refresh, O(budget^2) every budget changes.
+            self.refresh(e)
+            self.ints[0] = 0
+            return
+        for i in range(p):
+            for c in range(e.R):
+                self.fS[i, c] += e.alpha[p, c] * e.k[i]
+        for c in range(e.R):
+            self.fS[p, c] = 0.0
+        for l in range(e.n):
+            for c in range(e.R):
+                self.fS[p, c] += e.alpha[l, c] * e.gram[l, p]
+
+    cdef void remove(self, Engine e, Py_ssize_t pos) noexcept nogil:
+        cdef Py_ssize_t i, c, last = e.n - 1
+        for i in range(e.n):
+            for c in range(e.R):
+                self.fS[i, c] -= e.alpha[pos, c] * e.gram[pos, i]
+        for c in range(e.R):
+            self.fS[pos, c] = self.fS[last, c]
+        self.label[pos] = self.label[last]
+        self.ints[0] += 1
+        e.remove_member(pos)
+
+    cdef Py_ssize_t choose_budget(self, Engine e) noexcept nogil:
+        """``argmax_j margin(f(x_j) - alpha_j k(x_j, x_j))``, ties to the oldest."""
+        cdef Py_ssize_t i, c, best = -1
+        cdef Py_ssize_t rr
+        cdef double sc, top = -INFINITY, tol = e.tie_tol(self.rtol)
+        # Two passes: the best score, then the oldest within tol of it.
+        for i in range(e.n):
+            for c in range(e.R):
+                self.g[c] = self.fS[i, c] - e.alpha[i, c] * e.kdiag[i]
+            sc = e.margin_of(&self.g[0], self.label[i], &rr)
+            if sc > top:
+                top = sc
+        for i in range(e.n):
+            for c in range(e.R):
+                self.g[c] = self.fS[i, c] - e.alpha[i, c] * e.kdiag[i]
+            sc = e.margin_of(&self.g[0], self.label[i], &rr)
+            if sc >= top - tol and (best < 0 or e.born[i] < e.born[best]):
+                best = i
+        return best
+
+    cdef Py_ssize_t count_errors(self, Engine e, Py_ssize_t m, const double* KE,
+                                 Py_ssize_t ke_stride, const double* fE,
+                                 const int64_t* yE) noexcept nogil:
+        """Errors left on the ``m`` entries of E by removing each member (into ``errors``).
+
+        ``KE[i * ke_stride + k]`` is ``k(x_i, e_k)``, ``fE[k * R + c]`` the
+        score of entry ``k``. Returns the oldest member of fewest errors.
+        """
+        cdef Py_ssize_t i, l, c, R = e.R, best = -1
+        cdef Py_ssize_t rr
+        cdef int64_t cnt, fewest = -1
+        cdef double tol = e.tie_tol(self.rtol), kv, a0
+        for i in range(e.n):
+            cnt = 0
+            if R == 1:
+                a0 = e.alpha[i, 0]
+                for l in range(m):
+                    if yE[l] * (fE[l] - a0 * KE[i * ke_stride + l]) <= tol:
+                        cnt += 1
+            else:
+                for l in range(m):
+                    kv = KE[i * ke_stride + l]
+                    for c in range(R):
+                        self.g[c] = fE[l * R + c] - e.alpha[i, c] * kv
+                    if e.margin_of(&self.g[0], yE[l], &rr) <= tol:
+                        cnt += 1
+            if fewest < 0 or cnt < fewest or (cnt == fewest and e.born[i] < e.born[best]):
+                fewest = cnt
+                best = i
+        return best
+
+    cdef Py_ssize_t choose(self, Engine e) noexcept nogil:
+        if not self.tighter:
+            return self.choose_budget(e)
+        # Fig. 3 with E the support set (Eq. 3): KE is the Gram matrix.
+        return self.count_errors(e, e.n, &e.gram[0, 0], e.gram.shape[1],
+                                 &self.fS[0, 0], &self.label[0])
+
+    cdef void begin_update(self, Engine e, int64_t y) noexcept nogil:
+        pass
+
+    cdef void end_update(self, Engine e) noexcept nogil:
+        pass
+
+    cdef void update(self, Engine e, int64_t y, double margin, double kxx,
+                     double weight) noexcept nogil:
+        cdef double tau = self.step(e, margin, kxx)
+        cdef Py_ssize_t pos
+        if not tau > 0.0:
+            return
+        e.direction(y)
+        self.begin_update(e, y)
+        while e.n >= self.budget:                           # Fig. 1, step 1
+            self.remove(e, self.choose(e))
+        pos = e.add_member(&e.v[0], weight * tau)           # steps 2-4
+        self.label[pos] = y
+        self.on_add(e)
+        self.end_update(e)
+
+
+cdef class TighterRule(BudgetRule):
+    """Fig. 3 with an evaluation set other than the support set (Sec. 3.2).
+
+    Entry ``e`` of E has its label ``E_lab[e]`` and its kernel values with
+    the members ``E_K[i, e]``, kept current as members come and go. Kernel
+    values of a new member with the entries are computed here from the
+    entries' rows ``E_X`` (dense input, compiled kernel), or else read from
+    the block matrix (entries from this block's rows, ``E_blk``) or from
+    ``KEb = K(entries at the block start, block)`` (``E_src``).
+    ``E_ints = [|E|, rounds offered to the reservoir]``.
+    """
+
+    cdef int mode  # 1: all, 2: random, 3: flip
+    cdef Py_ssize_t q
+    cdef bint use_ex
+    cdef double[:, ::1] E_K, E_X, fE
+    cdef int64_t[::1] E_lab, E_born, E_flips, E_pred, E_src, E_blk, E_ints
+    cdef const int64_t[::1] slots
+    cdef const double[:, ::1] KEb
+
+    def __init__(self, Py_ssize_t budget, double beta, int step_kind, double C, double rtol,
+                 int mode, Py_ssize_t q, bint use_ex):
+        super().__init__(budget, beta, step_kind, C, rtol, True)
+        self.mode = mode
+        self.q = q
+        self.use_ex = use_ex
+
+    def bind(self, dict state):
+        super().bind(state)
+        self.E_K = state["E_K"]
+        self.E_lab = state["E_lab"]
+        self.E_born = state["E_born"]
+        self.E_flips = state["E_flips"]
+        self.E_pred = state["E_pred"]
+        self.E_src = state["E_src"]
+        self.E_blk = state["E_blk"]
+        self.E_ints = state["E_ints"]
+        self.E_X = state["E_X"]
+        self.fE = np.zeros((self.E_K.shape[1], state["alpha"].shape[1]))
+
+    def set_block(self, slots, KEb):
+        self.slots = slots
+        self.KEb = KEb
+
+    cdef double entry_kernel(self, Engine e, Py_ssize_t ent) noexcept nogil:
+        """``k(x_t, e_ent)`` for the row of the current round."""
+        if self.use_ex:
+            return e.kernel(&e.Xb[e.j, 0], &self.E_X[ent, 0])
+        if self.E_blk[ent] >= 0:
+            return e.Kc[e.j, e.m0 + self.E_blk[ent]]
+        return self.KEb[self.E_src[ent], e.j]
+
+    cdef void put_entry(self, Engine e, Py_ssize_t slot, int64_t y) noexcept nogil:
+        """The current round becomes entry ``slot`` of E."""
+        cdef Py_ssize_t i, a
+        self.E_lab[slot] = y
+        for i in range(e.n):
+            self.E_K[i, slot] = e.k[i]
+        if self.use_ex:
+            for a in range(e.d):
+                self.E_X[slot, a] = e.Xb[e.j, a]
+        self.E_src[slot] = -1
+        self.E_blk[slot] = e.j
+
+    cdef void on_round(self, Engine e, int64_t y) noexcept nogil:
+        cdef Py_ssize_t s, m = self.E_ints[0]
+        if self.mode == 1:
+            self.put_entry(e, m, y)
+            self.E_ints[0] = m + 1
+        elif self.mode == 2:
+            # Algorithm R, slots drawn by the Python side for the block.
+            s = self.slots[e.j]
+            if s >= 0:
+                if s == m:
+                    self.E_ints[0] = m + 1
+                self.put_entry(e, s, y)
+
+    cdef void move_entry(self, Engine e, Py_ssize_t dst, Py_ssize_t src) noexcept nogil:
+        cdef Py_ssize_t i, a
+        self.E_lab[dst] = self.E_lab[src]
+        self.E_born[dst] = self.E_born[src]
+        self.E_flips[dst] = self.E_flips[src]
+        self.E_pred[dst] = self.E_pred[src]
+        self.E_src[dst] = self.E_src[src]
+        self.E_blk[dst] = self.E_blk[src]
+        for i in range(e.n):
+            self.E_K[i, dst] = self.E_K[i, src]
+        if self.use_ex:
+            for a in range(e.d):
+                self.E_X[dst, a] = self.E_X[src, a]
+
+    cdef void begin_update(self, Engine e, int64_t y) noexcept nogil:
+        cdef Py_ssize_t l, best = -1, m = self.E_ints[0]
+        cdef double rate, low = INFINITY
+        if self.mode != 3:
+            return
+        if m >= self.q:
+            # Evict the older entry of smallest flip rate (Fig. 5, read as
+            # keeping those that flip most), ties to the oldest.
+            for l in range(m):
+                rate = <double>self.E_flips[l] / <double>(e.t - self.E_born[l])
+                if best < 0 or rate < low or (rate == low and self.E_born[l] < self.E_born[best]):
+                    low = rate
+                    best = l
+            m -= 1
+            self.move_entry(e, best, m)
+        self.put_entry(e, m, y)
+        self.E_born[m] = e.t
+        self.E_flips[m] = 0
+        self.E_pred[m] = -2  # set after this update
+        self.E_ints[0] = m + 1
+
+    cdef void scores_on_E(self, Engine e) noexcept nogil:
+        cdef Py_ssize_t i, l, c, m = self.E_ints[0], R = e.R
+        cdef double a
+        for l in range(m):
+            for c in range(R):
+                self.fE[l, c] = 0.0
+        for i in range(e.n):
+            for c in range(R):
+                a = e.alpha[i, c]
+                for l in range(m):
+                    self.fE[l, c] += a * self.E_K[i, l]
+
+    cdef void end_update(self, Engine e) noexcept nogil:
+        cdef Py_ssize_t l, c, best, m = self.E_ints[0]
+        cdef int64_t pred
+        if self.mode != 3:
+            return
+        self.scores_on_E(e)
+        for l in range(m):
+            if e.binary:
+                pred = 1 if self.fE[l, 0] > 0.0 else 0
+            else:
+                best = 0
+                for c in range(1, e.R):
+                    if self.fE[l, c] > self.fE[l, best]:
+                        best = c
+                pred = best
+            if self.E_pred[l] != -2 and pred != self.E_pred[l]:
+                self.E_flips[l] += 1
+            self.E_pred[l] = pred
+
+    cdef void on_add(self, Engine e) noexcept nogil:
+        cdef Py_ssize_t l, p = e.n - 1
+        BudgetRule.on_add(self, e)
+        for l in range(self.E_ints[0]):
+            self.E_K[p, l] = self.entry_kernel(e, l)
+
+    cdef void remove(self, Engine e, Py_ssize_t pos) noexcept nogil:
+        cdef Py_ssize_t l, last = e.n - 1
+        for l in range(self.E_ints[0]):
+            self.E_K[pos, l] = self.E_K[last, l]
+        BudgetRule.remove(self, e, pos)
+
+    cdef Py_ssize_t choose(self, Engine e) noexcept nogil:
+        self.scores_on_E(e)
+        return self.count_errors(e, self.E_ints[0], &self.E_K[0, 0], self.E_K.shape[1],
+                                 &self.fE[0, 0], &self.E_lab[0])
