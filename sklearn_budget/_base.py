@@ -32,6 +32,7 @@ stream.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from abc import abstractmethod
+from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
@@ -49,7 +50,7 @@ from sklearn.utils.validation import (
     column_or_1d,
     validate_data,
 )
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ._kernels import KERNELS, Kernel, is_nonnegative_kernel, resolve_gamma
 from ._online_fast import KERNEL_CODES, Engine
@@ -62,20 +63,37 @@ _BLOCK_SIZE = 256
 # for the tests and the benchmarks only.
 _FORCE_PATH = None
 
-# Cost model of a block, in nanoseconds (measured by benchmarks/bench_rounds.py
-# --crossover on a 2-core x86-64 machine, one BLAS thread). Direct: each
-# kernel value costs a compiled loop over the features plus one
-# transcendental. Blocked: pairwise_kernels costs a fixed call overhead plus,
-# per kernel value, a BLAS share of the features and a few elementwise passes.
-_DIRECT_NS_PER_FEATURE = 0.6
-_DIRECT_NS_PER_VALUE = 6.0
+# Cost model of a block, in nanoseconds, fitted to benchmarks/bench_crossover.py
+# (2-core x86-64 machine, one BLAS thread, rbf). Direct: each kernel value
+# costs a compiled loop over the features plus an exp and its share of the
+# scores. Blocked: one pairwise_kernels call costs about a millisecond of
+# validation and temporaries, then per kernel value a BLAS share of the
+# features and a few elementwise passes. Measured crossover: about 100
+# features at |S| = 100, about 16 at |S| = 1000.
+_DIRECT_NS_PER_FEATURE = 0.95
+_DIRECT_NS_PER_VALUE = 9.0
 _BLOCKED_NS_PER_FEATURE = 0.08
-_BLOCKED_NS_PER_VALUE = 12.0
-_BLOCKED_NS_PER_CALL = 60_000.0
+_BLOCKED_NS_PER_VALUE = 9.0
+_BLOCKED_NS_PER_CALL = 1_000_000.0
 
 # Largest block product run on BLAS threads: smaller ones are faster on one
 # thread than on threads that compete with other work on a busy machine.
 _SINGLE_THREAD_FLOPS = 5e7
+
+
+_threadpools = None
+
+
+def _single_blas_thread():
+    """Context in which BLAS runs on one thread.
+
+    One controller serves the process: building one inspects every loaded
+    library (milliseconds), limiting through it costs microseconds.
+    """
+    global _threadpools
+    if _threadpools is None:
+        _threadpools = ThreadpoolController()
+    return _threadpools.limit(limits=1, user_api="blas")
 
 
 def _direct_pays(n_members, n_rows, n_features):
@@ -319,19 +337,15 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                 bound = True
             diag = np.ascontiguousarray(kernel.diag(Xb), dtype=np.float64)
             direct = self._dense and self._kernel_code is not None
-            if direct:
-                direct = (
-                    _direct_pays(n, b, X.shape[1])
-                    if _FORCE_PATH is None
-                    else _FORCE_PATH == "direct"
-                )
+            if direct and _FORCE_PATH is not None:
+                direct = _FORCE_PATH == "direct"
+            elif direct:
+                direct = _direct_pays(n, b, X.shape[1])
             Z = Kc = None
             if not direct:
                 Z = _vstack(self._sv, Xb)
-                flops = b * Z.shape[0] * X.shape[1]
-                with threadpool_limits(
-                    limits=1 if flops < _SINGLE_THREAD_FLOPS else None, user_api="blas"
-                ):
+                small = b * Z.shape[0] * X.shape[1] < _SINGLE_THREAD_FLOPS
+                with _single_blas_thread() if small else nullcontext():
                     Kc = np.ascontiguousarray(kernel(Xb, Z), dtype=np.float64)
             engine.set_block(y[sl], w[sl], diag, index[sl], Kc=Kc, Xb=Xb if self._dense else None)
             self._block_start(rule, Xb, y[sl], Z, Kc)
