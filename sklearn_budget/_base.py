@@ -31,6 +31,7 @@ stream.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
 from abc import abstractmethod
 from contextlib import nullcontext
 from numbers import Integral, Real
@@ -116,6 +117,31 @@ def _shuffle_rng(random_state):
         seq = np.random.SeedSequence(int(random_state)).spawn(1)[0]
         return np.random.RandomState(np.random.MT19937(seq))
     return check_random_state(random_state)
+
+
+def _reject_datetime(X):
+    """Dates and durations are not features: refuse them instead of casting."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and not isinstance(dtypes, np.dtype):
+        kinds = [getattr(d, "kind", "O") for d in dtypes]
+    else:
+        kinds = [getattr(getattr(X, "dtype", None), "kind", "f")]
+    if any(k in "mM" for k in kinds):
+        raise TypeError(
+            "X has datetime64 or timedelta64 values, which are not numeric features: "
+            "convert them to numbers first (for example seconds since a reference date)."
+        )
+
+
+def _overflow_message(X, w, what):
+    amax = abs(X).max() if X.shape[0] else 0.0
+    wmax = np.max(w, initial=0.0)
+    return (
+        f"{what}: the kernel values or the coefficients overflowed (largest |x| in "
+        f"the call: {amax:.3g}, largest sample_weight: {wmax:.3g}). Scale the features "
+        "(for example with StandardScaler), or use a smaller gamma or smaller sample "
+        "weights. The model is left as it was before the call."
+    )
 
 
 def _vstack(A, B):
@@ -271,7 +297,6 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._retired_idx = []
         self._retired_acc = []
         self._n_seen = 0
-        self._interrupted = False
         self._stream_config = {name: getattr(self, name) for name in self._stream_params}
         self.n_mistakes_ = 0
         self._rng = check_random_state(self.random_state)
@@ -313,6 +338,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             state["alpha"].shape[1],
             self.average,
             self._keeps_gram,
+            self._removes_members,
             self._dense,
             self._kernel_code,
             float(kernel.gamma),
@@ -335,7 +361,8 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                 engine.bind(self._state)
                 rule.bind(self._state)
                 bound = True
-            diag = np.ascontiguousarray(kernel.diag(Xb), dtype=np.float64)
+            with np.errstate(all="ignore"):  # overflow: non-finite scores, reported
+                diag = np.ascontiguousarray(kernel.diag(Xb), dtype=np.float64)
             direct = self._dense and self._kernel_code is not None
             if direct and _FORCE_PATH is not None:
                 direct = _FORCE_PATH == "direct"
@@ -345,11 +372,17 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             if not direct:
                 Z = _vstack(self._sv, Xb)
                 small = b * Z.shape[0] * X.shape[1] < _SINGLE_THREAD_FLOPS
-                with _single_blas_thread() if small else nullcontext():
+                # Overflow shows as non-finite scores, reported by the loop.
+                with _single_blas_thread() if small else nullcontext(), np.errstate(all="ignore"):
                     Kc = np.ascontiguousarray(kernel(Xb, Z), dtype=np.float64)
             engine.set_block(y[sl], w[sl], diag, index[sl], Kc=Kc, Xb=Xb if self._dense else None)
             self._block_start(rule, Xb, y[sl], Z, Kc)
             engine.play(rule, 0, b)
+            if engine.bad_row >= 0:
+                row = start + engine.bad_row
+                raise ValueError(
+                    _overflow_message(X, w, f"Non-finite scores at row {row} of the call")
+                )
             engine.store_counters(self._state)
             retired = engine.retired()
             if retired is not None:
@@ -360,6 +393,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             if not self._dense:
                 self._sv_sparse = Z[self._state["cols"][: self._n]]
             self._block_end(rule, Xb, Z)
+        # The last update of a call has no later round whose scores would show it.
+        if not np.isfinite(self._state["alpha"][: self._n]).all():
+            raise ValueError(_overflow_message(X, w, "Non-finite coefficients after the call"))
 
     def _prepare_block(self, b):
         """Grow the rule's own buffers before a block of ``b`` rows; whether they moved."""
@@ -371,20 +407,40 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
     def _block_end(self, rule, Xb, Z):
         """Called after the rounds of a block."""
 
-    def _play_guarded(self, X, y, w, index):
-        """:meth:`_play`, marking the stream as broken if it stops half-way."""
+    def _snapshot(self, deep):
+        """What :meth:`_restore` needs to undo a call (``deep``: the call may
+        change the state arrays in place)."""
+        snap = dict(vars(self))
+        if deep and "_state" in snap:
+            snap["_state"] = {name: a.copy() for name, a in self._state.items()}
+            snap["_member_axes"] = dict(self._member_axes)
+            for name in ("_retired_sv", "_retired_idx", "_retired_acc"):
+                snap[name] = list(snap[name])
+            snap["_rng"] = copy.deepcopy(self._rng)
+        return snap
+
+    def _restore(self, snap):
+        vars(self).clear()
+        vars(self).update(snap)
+
+    def _atomic(self, method, deep, *args):
+        """Run ``method``; if it fails or is interrupted, undo everything it did.
+
+        A call on a fitted model leaves it exactly as it was (the same stream
+        can go on); a failed first call leaves the estimator unfitted.
+        """
+        snap = self._snapshot(deep)
         try:
-            self._play(X, y, w, index)
+            return method(*args)
         except BaseException:
-            # Interrupted (KeyboardInterrupt, a failing callable kernel...):
-            # the public attributes still describe the last complete call.
-            self._interrupted = True
+            self._restore(snap)
             raise
 
     # ------------------------------------------------------------------
     # Validation and the public API
     # ------------------------------------------------------------------
     def _validate_X(self, X, reset):
+        _reject_datetime(X)
         nonneg = is_nonnegative_kernel(self.kernel)
         X = validate_data(
             self,
@@ -393,18 +449,16 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             dtype=np.float64,
             reset=reset,
         )
+        if sp.issparse(X) and not X.has_canonical_format:
+            # Sparse products sort the indices in place: never the caller's matrix.
+            X = X.copy()
+            X.sum_duplicates()
         if nonneg:
             check_non_negative(X, f"{type(self).__name__} with kernel={self.kernel!r}")
         return X
 
     def _check_stream_continues(self):
         """Refuse to go on with a stream that cannot be continued exactly."""
-        if self._interrupted:
-            raise ValueError(
-                "A previous call was interrupted in the middle of the stream, so the "
-                "model's state is inconsistent: call fit with warm_start=False to start "
-                "a new stream."
-            )
         changed = []
         for name, old in self._stream_config.items():
             new = getattr(self, name)
@@ -497,6 +551,11 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
+        # A warm start changes the state in place; a reset replaces it.
+        deep = self.warm_start and hasattr(self, "_state")
+        return self._atomic(self._fit, deep, X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
         warm = self.warm_start and hasattr(self, "_state")
         reset = not warm
         if warm:
@@ -520,7 +579,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         for _ in range(self.max_iter):
             self._state["counters"][3] = 0  # updates of this epoch
             order = rng.permutation(Xp.shape[0]) if self.shuffle else np.arange(Xp.shape[0])
-            self._play_guarded(Xp[order], yp[order], wp[order], ip[order])
+            self._play(Xp[order], yp[order], wp[order], ip[order])
             self.n_iter_ += 1
             if self._state["counters"][3] == 0:
                 break
@@ -552,6 +611,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self : object
             The updated estimator.
         """
+        return self._atomic(self._partial_fit, True, X, y, classes, sample_weight)
+
+    def _partial_fit(self, X, y, classes, sample_weight):
         first = not hasattr(self, "classes_")
         if first:
             if classes is None:
@@ -564,6 +626,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                     f"partial_fit, was: {self.classes_!r}"
                 )
         if not first:
+            # scikit-learn validates parameters only on the first call; a
+            # stream validates them on every call.
+            self._validate_params()
             self._check_stream_continues()
             classes = self.classes_
         X, y_enc, w, classes = self._validate_fit_input(X, y, sample_weight, classes, reset=first)
@@ -572,7 +637,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             self._binary = len(classes) == 2
             self._reset(X)
         index = self._n_seen + np.arange(X.shape[0])
-        self._play_guarded(*self._keep_weighted(X, y_enc, w, index))
+        self._play(*self._keep_weighted(X, y_enc, w, index))
         self._n_seen += X.shape[0]
         self.n_iter_ = 1
         self._publish()
@@ -635,8 +700,15 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         chunk = get_chunk_n_rows(
             row_bytes=8 * max(1, self.dual_coef_.shape[1]), max_n_rows=X.shape[0]
         )
-        for sl in gen_batches(X.shape[0], max(1, chunk)):
-            scores[sl] = self._kernel(X[sl], self.support_vectors_) @ self.dual_coef_.T
+        with np.errstate(all="ignore"):  # overflow is reported below
+            for sl in gen_batches(X.shape[0], max(1, chunk)):
+                scores[sl] = self._kernel(X[sl], self.support_vectors_) @ self.dual_coef_.T
+        if not np.isfinite(scores).all():
+            raise ValueError(
+                "Non-finite scores: the kernel values of X with the support vectors "
+                f"overflowed (largest |x|: {abs(X).max():.3g}). Scale X as the training "
+                "data were scaled."
+            )
         return scores[:, 0] if self._binary else scores
 
     def predict(self, X):

@@ -123,8 +123,26 @@ class Kernel:
             # The chi2 kernels are written in Cython and refuse read-only buffers.
             X = X if X.flags.writeable else X.copy()
             Y = Y if Y.flags.writeable else Y.copy()
-        K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=False, **self._params())
-        return np.asarray(K, dtype=np.float64)
+        if not callable(self.kernel):
+            K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=False, **self._params())
+            return np.asarray(K, dtype=np.float64)
+        # A callable is the user's code: check what it gives before learning from it.
+        name = getattr(self.kernel, "__name__", repr(self.kernel))
+        try:
+            K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=False, **self._params())
+            K = np.asarray(K, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"The kernel {name!r} returned values that are not numbers: {exc}"
+            ) from exc
+        if K.shape != (X.shape[0], Y.shape[0]):
+            raise ValueError(
+                f"The kernel {name!r} gave a matrix of shape {K.shape} for "
+                f"{X.shape[0]} x {Y.shape[0]} rows."
+            )
+        if not np.isfinite(K).all():
+            raise ValueError(f"The kernel {name!r} returned NaN or infinite values.")
+        return K
 
     def abs_bound(self, diag_X, diag_Y):
         """An upper bound of ``|k(x, y)|`` over ``x`` in X and ``y`` in Y, or None.

@@ -29,7 +29,7 @@ Python side (``sklearn_budget._base``):
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from libc.math cimport INFINITY, NAN, exp, fabs, isnan, pow, sqrt, tanh
+from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, isnan, pow, sqrt, tanh
 from libc.stdint cimport int64_t
 
 import numpy as np
@@ -114,7 +114,7 @@ cdef class Engine:
 
     # Configuration
     cdef Py_ssize_t R          # coefficient rows: 1 with two classes
-    cdef bint binary, average, keep_gram, dense
+    cdef bint binary, average, keep_gram, dense, removes
     cdef double dsq            # squared norm of a unit update direction
     cdef int kind
     cdef double gamma, degree, coef0
@@ -124,6 +124,8 @@ cdef class Engine:
     cdef public Py_ssize_t n
     cdef public int64_t t, n_mistakes, n_updates
     cdef bint updated
+    # Row of the block whose scores were not finite (-1: none)
+    cdef public Py_ssize_t bad_row
 
     # Members, in position order
     cdef double[:, ::1] alpha  # (cap, R)
@@ -151,13 +153,15 @@ cdef class Engine:
     cdef int64_t[::1] ret_idx, ret_col
     cdef double[:, ::1] ret_acc, ret_X
 
-    def __init__(self, Py_ssize_t n_rows, bint average, bint keep_gram, bint dense,
-                 kernel_code, double gamma, double degree, double coef0, Py_ssize_t n_features):
+    def __init__(self, Py_ssize_t n_rows, bint average, bint keep_gram, bint removes,
+                 bint dense, kernel_code, double gamma, double degree, double coef0,
+                 Py_ssize_t n_features):
         self.R = n_rows
         self.binary = n_rows == 1
         self.dsq = 1.0 if n_rows == 1 else 2.0
         self.average = average
         self.keep_gram = keep_gram
+        self.removes = removes
         self.dense = dense
         self.kind = -1 if kernel_code is None else kernel_code
         self.gamma = gamma
@@ -191,7 +195,7 @@ cdef class Engine:
 
     def set_block(self, y, w, diag, index, Kc=None, Xb=None):
         """Rows of the next block: ``Kc`` for the blocked path, ``Xb`` (dense)."""
-        cdef Py_ssize_t b = y.shape[0], cap = self.alpha.shape[0]
+        cdef Py_ssize_t b = y.shape[0]
         self.yb = y
         self.w = w
         self.diag = diag
@@ -205,13 +209,14 @@ cdef class Engine:
             for i in range(self.n):
                 self.cols[i] = i
         self.n_ret = 0
-        if self.average:
+        if self.average and self.removes:
             # Removals in a block are at most the members at its start plus
             # the additions, one per round.
-            self.ret_idx = np.zeros(self.n + b, dtype=np.int64)
-            self.ret_col = np.zeros(self.n + b, dtype=np.int64)
-            self.ret_acc = np.zeros((self.n + b, self.R))
-            self.ret_X = np.zeros((self.n + b if self.dense else 0, self.d))
+            m = self.n + b
+            self.ret_idx = np.zeros(m, dtype=np.int64)
+            self.ret_col = np.zeros(m, dtype=np.int64)
+            self.ret_acc = np.zeros((m, self.R))
+            self.ret_X = np.zeros((m if self.dense else 0, self.d))
 
     def retired(self):
         """Stream index, running sum and row (or block column) of each removed member."""
@@ -229,7 +234,12 @@ cdef class Engine:
     # The loop
     # ------------------------------------------------------------------
     def play(self, Rule rule, Py_ssize_t start, Py_ssize_t stop):
-        """Play rows ``start:stop`` of the block (without the GIL)."""
+        """Play rows ``start:stop`` of the block (without the GIL).
+
+        Stops at the first row whose scores are not finite (overflow of the
+        kernel values or of the coefficients) and sets ``bad_row``.
+        """
+        self.bad_row = -1
         with nogil:
             self._play(rule, start, stop)
 
@@ -242,6 +252,9 @@ cdef class Engine:
             self.t += 1
             self.kernel_row()
             self.scores()
+            if not self.finite_scores():
+                self.bad_row = jj
+                return
             y = self.yb[jj]
             margin = self.margin(y)
             if margin <= 0.0:
@@ -281,6 +294,13 @@ cdef class Engine:
             ki = self.k[i]
             for c in range(R):
                 self.f[c] += self.alpha[i, c] * ki
+
+    cdef bint finite_scores(self) noexcept nogil:
+        cdef Py_ssize_t c
+        for c in range(self.R):
+            if not isfinite(self.f[c]):
+                return False
+        return True
 
     cdef double margin_of(self, const double* g, int64_t y, Py_ssize_t* r) noexcept nogil:
         """``y g`` (two classes) or ``g_y - max_{c != y} g_c`` with its argmax ``r``."""
@@ -868,7 +888,7 @@ cdef class BudgetRule(Rule):
     cdef Py_ssize_t choose_budget(self, Engine e) noexcept nogil:
         """``argmax_j margin(f(x_j) - alpha_j k(x_j, x_j))``, ties to the oldest."""
         cdef Py_ssize_t i, c, best = -1
-        cdef Py_ssize_t rr
+        cdef Py_ssize_t rr = 0
         cdef double sc, top = -INFINITY, tol = e.tie_tol(self.rtol)
         # Two passes: the best score, then the oldest within tol of it.
         for i in range(e.n):
@@ -894,7 +914,7 @@ cdef class BudgetRule(Rule):
         score of entry ``k``. Returns the oldest member of fewest errors.
         """
         cdef Py_ssize_t i, l, c, R = e.R, best = -1
-        cdef Py_ssize_t rr
+        cdef Py_ssize_t rr = 0
         cdef int64_t cnt, fewest = -1
         cdef double tol = e.tie_tol(self.rtol), kv, a0
         for i in range(e.n):

@@ -51,7 +51,10 @@ _COMMON_PARAMS_DOC = """
         new one. The kernel parameters, ``average`` and the parameters that
         size the model's state (such as ``budget``) are fixed for a stream:
         ``partial_fit`` and a warm-started ``fit`` refuse to go on after
-        they changed.
+        they changed. The parameters of the steps (``C``, ``loss``, ``eta``,
+        ``U``, ``beta``, ``update``) may be changed between calls, like a
+        learning-rate schedule: they are validated again by every call and
+        apply from its first round.
 
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffling of ``fit``RANDOM_EXTRA.
@@ -194,6 +197,8 @@ class Stoptron(KernelPerceptron):
         **KernelPerceptron._parameter_constraints,
         "budget": [Interval(Integral, 1, None, closed="left")],
     }
+
+    _stream_params = KernelPerceptron._stream_params + ("budget",)
 
     def __init__(
         self,
