@@ -271,15 +271,30 @@ cdef class Engine:
         return _dense_kernel(self.kind, x, z, self.d, self.gamma, self.degree, self.coef0)
 
     cdef void kernel_row(self) noexcept nogil:
-        cdef Py_ssize_t i, n = self.n, j = self.j
+        cdef Py_ssize_t i, a, n = self.n, j = self.j, d = self.d
         cdef const double* x
-        if self.direct:
-            x = &self.Xb[j, 0]
-            for i in range(n):
-                self.k[i] = self.kernel(x, &self.Xs[i, 0])
-        else:
+        cdef const double* z
+        cdef double s, u
+        if not self.direct:
             for i in range(n):
                 self.k[i] = self.Kc[j, self.cols[i]]
+            return
+        x = &self.Xb[j, 0]
+        if self.kind == K_RBF:
+            # The common case in two passes: distances, then the exps, which
+            # the processor can then overlap.
+            for i in range(n):
+                z = &self.Xs[i, 0]
+                s = 0.0
+                for a in range(d):
+                    u = x[a] - z[a]
+                    s += u * u
+                self.k[i] = -self.gamma * s
+            for i in range(n):
+                self.k[i] = exp(self.k[i])
+            return
+        for i in range(n):
+            self.k[i] = self.kernel(x, &self.Xs[i, 0])
 
     cdef void scores(self) noexcept nogil:
         cdef Py_ssize_t i, c, R = self.R
@@ -756,18 +771,28 @@ cdef int64_t _select(int64_t* a, Py_ssize_t n, Py_ssize_t rank) noexcept nogil:
 
 
 cdef class RandomizedBudgetRule(Rule):
-    """On a mistake with a full budget, remove the ``r``-th oldest, ``r`` uniform."""
+    """On a mistake with a full budget, remove the ``r``-th oldest, ``r`` uniform.
+
+    The draws ``r = rng.randint(budget)`` of a block are made in advance by
+    the Python side (``set_draws``), which then rewinds the generator to
+    advance it by the ``used`` draws only: the same numbers as one call per
+    removal, without taking the GIL in the loop.
+    """
 
     cdef Py_ssize_t budget
-    cdef object rng
     cdef int64_t[::1] scratch
+    cdef const int64_t[::1] draws
+    cdef public Py_ssize_t used
 
-    def __init__(self, Py_ssize_t budget, rng):
+    def __init__(self, Py_ssize_t budget):
         self.budget = budget
-        self.rng = rng
 
     def bind(self, dict state):
         self.scratch = np.zeros(state["alpha"].shape[0] + 1, dtype=np.int64)
+
+    def set_draws(self, draws):
+        self.draws = draws
+        self.used = 0
 
     cdef double threshold(self, Engine e) noexcept nogil:
         return 0.0
@@ -777,10 +802,12 @@ cdef class RandomizedBudgetRule(Rule):
         cdef Py_ssize_t i, r, n, pos
         cdef int64_t b
         e.direction(y)
+        # n never exceeds the budget, so a removal happens at n = budget,
+        # at most once a round: a block of b rows needs at most b draws.
         while e.n >= self.budget:
             n = e.n
-            with gil:
-                r = self.rng.randint(n)
+            r = self.draws[self.used]
+            self.used += 1
             # The r-th member in insertion order (birth rounds are distinct).
             for i in range(n):
                 self.scratch[i] = e.born[i]
@@ -809,8 +836,8 @@ cdef class BudgetRule(Rule):
     cdef int step_kind  # 0: perceptron, 1: mira, 2: nobias_svm
     cdef bint tighter
     cdef double[:, ::1] fS
-    cdef int64_t[::1] label, ints, errors
-    cdef double[::1] g
+    cdef int64_t[::1] label, ints
+    cdef double[::1] g, score
 
     def __init__(self, Py_ssize_t budget, double beta, int step_kind, double C,
                  double rtol, bint tighter):
@@ -825,7 +852,7 @@ cdef class BudgetRule(Rule):
         self.fS = state["fS"]
         self.label = state["label"]
         self.ints = state["budget_ints"]
-        self.errors = np.zeros(state["alpha"].shape[0] + 1, dtype=np.int64)
+        self.score = np.zeros(state["alpha"].shape[0] + 1)
         self.g = np.zeros(state["alpha"].shape[1])
 
     cdef double threshold(self, Engine e) noexcept nogil:
@@ -885,23 +912,26 @@ cdef class BudgetRule(Rule):
         self.ints[0] += 1
         e.remove_member(pos)
 
+    cdef double removal_score(self, Engine e, Py_ssize_t i) noexcept nogil:
+        """Margin of member ``i`` under the hypothesis without its own term."""
+        cdef Py_ssize_t c, rr = 0
+        if e.R == 1:
+            return self.label[i] * (self.fS[i, 0] - e.alpha[i, 0] * e.kdiag[i])
+        for c in range(e.R):
+            self.g[c] = self.fS[i, c] - e.alpha[i, c] * e.kdiag[i]
+        return e.margin_of(&self.g[0], self.label[i], &rr)
+
     cdef Py_ssize_t choose_budget(self, Engine e) noexcept nogil:
         """``argmax_j margin(f(x_j) - alpha_j k(x_j, x_j))``, ties to the oldest."""
-        cdef Py_ssize_t i, c, best = -1
-        cdef Py_ssize_t rr = 0
+        cdef Py_ssize_t i, best = -1
         cdef double sc, top = -INFINITY, tol = e.tie_tol(self.rtol)
-        # Two passes: the best score, then the oldest within tol of it.
         for i in range(e.n):
-            for c in range(e.R):
-                self.g[c] = self.fS[i, c] - e.alpha[i, c] * e.kdiag[i]
-            sc = e.margin_of(&self.g[0], self.label[i], &rr)
+            sc = self.removal_score(e, i)
+            self.score[i] = sc
             if sc > top:
                 top = sc
         for i in range(e.n):
-            for c in range(e.R):
-                self.g[c] = self.fS[i, c] - e.alpha[i, c] * e.kdiag[i]
-            sc = e.margin_of(&self.g[0], self.label[i], &rr)
-            if sc >= top - tol and (best < 0 or e.born[i] < e.born[best]):
+            if self.score[i] >= top - tol and (best < 0 or e.born[i] < e.born[best]):
                 best = i
         return best
 

@@ -121,4 +121,15 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
         return self.budget + 1
 
     def _make_rule(self):
-        return RandomizedBudgetRule(self.budget, self._rng)
+        return RandomizedBudgetRule(self.budget)
+
+    def _block_start(self, rule, Xb, yb, Z, Kc):
+        # One draw per possible removal; _block_end keeps only those used.
+        self._rng_at_block = self._rng.get_state()
+        rule.set_draws(self._rng.randint(self.budget, size=Xb.shape[0]))
+
+    def _block_end(self, rule, Xb, Z):
+        self._rng.set_state(self._rng_at_block)
+        if rule.used:
+            self._rng.randint(self.budget, size=rule.used)
+        del self._rng_at_block
