@@ -102,7 +102,11 @@ def main(argv=None):
     r.add_argument("experiment", choices=[*EXPERIMENTS, "all"])
     r.add_argument("--quick", action="store_true", help="a short run on a subset (about a minute)")
     r.add_argument(
-        "--out", default="sklearn-budget-results", help="output folder (default: %(default)s)"
+        "--out",
+        default="sklearn-budget-results",
+        help="output folder, made if needed and checked to be writable before any experiment "
+        "runs; it may be a symbolic link to a folder, but output files in it that are "
+        "symbolic links are refused, never written through (default: %(default)s)",
     )
     r.add_argument(
         "--n-jobs", type=_n_jobs, default=1, help="parallel runs (joblib; -1: all cores)"
@@ -124,9 +128,15 @@ def main(argv=None):
         return 0
     if args.command is None:
         args = parser.parse_args(["reproduce", DEFAULT_EXPERIMENT])
-    from sklearn_budget._reproduce import reproduce
+    from sklearn_budget._reproduce import check_output, reproduce
 
     names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
+    try:
+        # Before running anything: an experiment can take hours.
+        check_output(args.out, names)
+    except OSError as exc:
+        print(f"sklearn-budget: error: --out: {exc}", file=sys.stderr)
+        return 1
     failed = []
     for name in names:
         try:
@@ -140,8 +150,10 @@ def main(argv=None):
                 progress=None if args.silent else sys.stderr,
             )
         except OSError as exc:
-            # Missing data that could not be downloaded, an unwritable --out:
-            # report it, and go on with the other experiments of 'all'.
+            # Missing data that could not be downloaded, a data file that
+            # fails its checksum or is malformed (DataFileError), an output
+            # file that cannot be written: report it in one line, and go on
+            # with the other experiments of 'all'.
             print(f"sklearn-budget: error: {name}: {exc}", file=sys.stderr)
             failed.append(name)
             continue

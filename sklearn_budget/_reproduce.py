@@ -4,6 +4,11 @@ Each experiment writes a markdown table (ours beside the paper's numbers) and
 PNG figures into an output folder. Runs (permutations, splits) are
 independent and go to joblib workers; every run replays the exact online
 algorithm, so a run's result does not depend on ``n_jobs``.
+
+The output folder is checked before an experiment runs (:func:`check_output`),
+and no output file is ever written through a symbolic link: a link at an
+output path could otherwise make the experiment overwrite any file the user
+can write.
 """
 
 # Authors: The sklearn-budget developers
@@ -11,6 +16,9 @@ algorithm, so a run's result does not depend on ``n_jobs``.
 
 import json
 import numbers
+import os
+import secrets
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,6 +259,14 @@ def _projectron_table(title, rows, runs, n, paper=None):
     return lines
 
 
+# Figs. 1-3 of the Projectron paper: file name stem, x and y axis labels.
+PROJECTRON_FIGURES = (
+    ("fig1_error_vs_rounds", "number of samples", "average online error (%)"),
+    ("fig2_support_vs_rounds", "number of samples", "size of the support set"),
+    ("fig3_error_vs_support", "size of the support set", "average online error (%)"),
+)
+
+
 def _projectron_figures(out, prefix, dataset, rows, runs, checkpoints, budget):
     """Figs. 1-3 of the Projectron paper for one budget: online error and
     support size against rounds, and online error against support size."""
@@ -265,13 +281,8 @@ def _projectron_figures(out, prefix, dataset, rows, runs, checkpoints, budget):
             100.0 * np.mean([r["mistakes"] for r in res], axis=0) / checkpoints,
             np.mean([r["support"] for r in res], axis=0),
         )
-    specs = [
-        ("fig1_error_vs_rounds", "number of samples", "average online error (%)"),
-        ("fig2_support_vs_rounds", "number of samples", "size of the support set"),
-        ("fig3_error_vs_support", "size of the support set", "average online error (%)"),
-    ]
     paths = []
-    for i, (stem, xlabel, ylabel) in enumerate(specs):
+    for i, (stem, xlabel, ylabel) in enumerate(PROJECTRON_FIGURES):
         fig, ax = plt.subplots(figsize=(6.4, 4.8))
         for j, key in enumerate(algs):
             err, sup = curves[key]
@@ -290,20 +301,97 @@ def _projectron_figures(out, prefix, dataset, rows, runs, checkpoints, budget):
     return paths
 
 
-def _output(out, filename):
-    """The path of an output file; the folder is made only when there are
-    results to write into it."""
+def output_files(name):
+    """The names of the files experiment ``name`` writes into its output folder."""
+    if name.startswith("projectron"):
+        figures = [f"{name}_{stem}.png" for stem, _, _ in PROJECTRON_FIGURES]
+    else:
+        figures = [f"{name}.png"]
+    return [f"{name}.md", f"{name}.json", *figures]
+
+
+def _check_target(path):
+    """Refuse to write ``path`` if it is a symbolic link or not a regular file."""
+    if path.is_symlink():
+        raise OSError(
+            f"refusing to write {path}: it is a symbolic link (to {os.readlink(path)}), and "
+            "writing through it would overwrite its target. Remove the link, or choose "
+            "another output folder."
+        )
+    if os.path.lexists(path) and not path.is_file():
+        raise OSError(f"cannot write {path}: it exists and is not a regular file.")
+
+
+def check_output(out, names):
+    """Check, before running them, that experiments can write their results.
+
+    ``out`` must be a writable folder, or a path where one can be made (it
+    is not made here: only when there are results to write into it). It may
+    be a symbolic link to a folder, as chosen by the user; but none of the
+    files the experiments ``names`` write into it (see :func:`output_files`)
+    may be a symbolic link, or anything but a regular file.
+
+    Raises
+    ------
+    OSError
+        If ``out`` cannot be written, naming the path and the reason.
+    """
+    out = Path(out)
+    if os.path.lexists(out) and not out.is_dir():
+        what = "a broken symbolic link" if out.is_symlink() else "not a folder"
+        raise OSError(f"the output folder {out} exists and is {what}.")
+    # The folder, or its nearest existing parent, in which it would be made.
+    existing = out
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OSError(f"the output folder {out} cannot be made: {existing} is not a folder.")
+    try:
+        # Permissions alone do not tell (a read-only file system, root): try.
+        tempfile.TemporaryFile(dir=existing).close()
+    except OSError as exc:
+        where = "is not writable" if existing == out else f"cannot be made in {existing}"
+        raise OSError(f"the output folder {out} {where}: {exc.strerror or exc}.") from exc
+    if existing == out:
+        for name in names:
+            for filename in output_files(name):
+                _check_target(out / filename)
+
+
+def _write_output(out, filename, write):
+    """Write the output file ``out/filename`` with ``write(binary file)``.
+
+    The folder is made only when there are results to write into it. The
+    content goes to a new file (``O_EXCL``, which never follows a link), then
+    takes the final name by a rename, which replaces a link rather than
+    writing through it: even a link made while the experiment ran cannot
+    redirect the output. A link there beforehand is refused, as in
+    :func:`check_output`, so that the user learns of it.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    return out / filename
+    path = out / filename
+    _check_target(path)
+    tmp = out / f".{filename}.{secrets.token_hex(6)}.part"
+    # Mode 0o666 less the umask, as for any new file (mkstemp's would be 0o600).
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    fd = os.open(tmp, flags, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
 
 
 def _save_figure(plt, fig, out, filename):
-    path = _output(out, filename)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    try:
+        return _write_output(out, filename, lambda f: fig.savefig(f, format="png", dpi=100))
+    finally:
+        plt.close(fig)
 
 
 def _pyplot():
@@ -507,7 +595,9 @@ def reproduce(name, *, quick=False, out="sklearn-budget-results", n_jobs=1, rand
         A short run on a subset with fewer permutations, for smoke tests.
         Its numbers are not comparable with the papers'.
     out : str or Path, default="sklearn-budget-results"
-        Output folder, created if needed.
+        Output folder, created if needed; checked before the experiment runs
+        (see :func:`check_output`). Output files are never written through
+        symbolic links.
     n_jobs : int, default=1
         joblib workers for the independent runs.
     random_state : int, default=0
@@ -525,12 +615,21 @@ def reproduce(name, *, quick=False, out="sklearn-budget-results", n_jobs=1, rand
         The markdown report, also written to ``<out>/<name>.md``.
     figures : list of Path
         The PNG files written (none when matplotlib is not installed).
+
+    Raises
+    ------
+    OSError
+        If ``out`` cannot be written (before running), or the real data
+        cannot be used: missing and not downloadable, or a
+        :class:`~sklearn_budget.datasets.DataFileError` for a file that does
+        not match its checksum or is malformed.
     """
     if name not in EXPERIMENTS:
         raise ValueError(f"Unknown experiment {name!r}; choose one of {sorted(EXPERIMENTS)}.")
     if not isinstance(random_state, numbers.Integral):
         raise ValueError(f"random_state must be an int, got {random_state!r}.")
     out = Path(out)
+    check_output(out, [name])
     prog = _Progress(name, 0, progress)
     tic = time.perf_counter()
     head = [f"# {name}: {EXPERIMENTS[name]}", ""]
@@ -562,7 +661,7 @@ def reproduce(name, *, quick=False, out="sklearn-budget-results", n_jobs=1, rand
     else:
         lines += ["", "No figures: matplotlib is not installed (`pip install matplotlib`)."]
     table = "\n".join(lines) + "\n"
-    _output(out, f"{name}.md").write_text(table, encoding="utf-8")
+    _write_output(out, f"{name}.md", lambda f: f.write(table.encode("utf-8")))
     _write_raw(out, name, quick, random_state, settings, runs)
     return table, figures
 
@@ -587,7 +686,8 @@ def _write_raw(out, name, quick, random_state, settings, runs):
         "settings": settings,
         "runs": records,
     }
-    _output(out, f"{name}.json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
+    text = json.dumps(raw, indent=1)
+    _write_output(out, f"{name}.json", lambda f: f.write(text.encode("utf-8")))
 
 
 def _run_projectron(name, quick, out, n_jobs, seed, data_home, prog):

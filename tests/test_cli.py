@@ -1,7 +1,10 @@
 """The command line: the demo and ``reproduce`` (quick runs only)."""
 
+import errno
+import hashlib
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -9,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.io import loadmat, savemat
 
 import sklearn_budget
 import sklearn_budget.datasets
@@ -21,7 +25,7 @@ from sklearn_budget import (
 )
 from sklearn_budget import _reproduce as rp
 from sklearn_budget.__main__ import demo, main
-from sklearn_budget.datasets import make_two_gaussians
+from sklearn_budget.datasets import _loaders, make_two_gaussians
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -101,6 +105,8 @@ def test_reproduce_projectron_quick(name, tmp_path, data_env):
         assert err == f"{np.mean(rates):.2f} ± {np.std(rates):.2f}"
         assert size.startswith(f"{np.mean([r['support'][-1] for r in runs]):.1f} ± ")
     _assert_pngs(figures, 3)
+    # check_output guards exactly the files written.
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(rp.output_files(name))
     assert {p.name for p in figures} == {
         f"{name}_fig1_error_vs_rounds.png",
         f"{name}_fig2_support_vs_rounds.png",
@@ -133,6 +139,7 @@ def test_reproduce_weston_quick(name, tmp_path, data_env):
         assert row[1] == f"{np.mean(errors):.2f} [{min(errors):.2f}, {max(errors):.2f}]"
     _assert_pngs(figures, 1)
     assert figures[0].name == f"{name}.png"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(rp.output_files(name))
 
 
 def test_reproduce_command_line_quick(tmp_path):
@@ -295,6 +302,223 @@ def test_data_home_option_reaches_the_loaders(tmp_path, data_home, monkeypatch):
                    "--out", str(tmp_path / "out")])  # fmt: skip
     assert status == 0
     assert (tmp_path / "out" / "weston-banana.md").is_file()
+
+
+# ---------------------------------------------------------------------------
+# Damaged data on the command line: one error line each, no traceback
+
+
+def _damaged_home(tmp_path, data_home):
+    """A data home with a damaged copy of every file the experiments read."""
+    home = tmp_path / "damaged"
+    for filename in ("a9a", "usps", "banana", "waveform"):
+        (home / filename).mkdir(parents=True)
+    shared = Path(data_home)
+    (home / "a9a/a9a").write_bytes(b"abc 3:1\n")  # a ValueError before
+    train = (shared / "usps/zip.train.gz").read_bytes()
+    (home / "usps/zip.train.gz").write_bytes(train[: len(train) // 2])  # an EOFError
+    (home / "usps/zip.test.gz").write_bytes((shared / "usps/zip.test.gz").read_bytes())
+    (home / "banana/banana.csv").write_bytes(b"X1,X2,Y\n")  # an IndexError
+    target = loadmat(shared / "waveform/waveform.mat")["target"]
+    savemat(home / "waveform/waveform.mat", {"target": target})  # a KeyError
+    return home
+
+
+DAMAGED = {
+    "projectron-adult": "a9a/a9a",
+    "weston-usps": "usps/zip.train.gz",
+    "weston-banana": "banana/banana.csv",
+    "weston-waveform": "waveform/waveform.mat",
+}
+
+
+def _error_lines(err):
+    return [line for line in err.splitlines() if line.startswith("sklearn-budget: error:")]
+
+
+@pytest.mark.parametrize("name", sorted(DAMAGED))
+def test_damaged_data_is_a_one_line_error(name, tmp_path, data_home, capsys):
+    home = _damaged_home(tmp_path, data_home)
+    path = home / DAMAGED[name]
+    status = main(["reproduce", name, "--quick", "--silent", "--data-home", str(home),
+                   "--out", str(tmp_path / "out")])  # fmt: skip
+    captured = capsys.readouterr()
+    assert status == 1 and captured.out == ""
+    assert "Traceback" not in captured.err
+    (line,) = _error_lines(captured.err)
+    assert line.startswith(f"sklearn-budget: error: {name}: The data file {path} does not match")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_malformed_data_matching_its_checksum_is_a_one_line_error(
+    monkeypatch, tmp_path, data_home, capsys
+):
+    # A parse error reaches the command line as a checksum error does: give the
+    # header-only file the checksum it has, as a wrong table entry would.
+    home = _damaged_home(tmp_path, data_home)
+    path = home / "banana/banana.csv"
+    checksum = hashlib.sha256(path.read_bytes()).hexdigest()
+    table = [
+        r._replace(checksum=checksum) if r.filename == "banana/banana.csv" else r
+        for r in _loaders.REMOTE_FILES
+    ]
+    monkeypatch.setattr(_loaders, "REMOTE_FILES", tuple(table))
+    status = main(["reproduce", "weston-banana", "--quick", "--silent", "--data-home", str(home),
+                   "--out", str(tmp_path / "out")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1 and "Traceback" not in err
+    assert _error_lines(err) == [
+        f"sklearn-budget: error: weston-banana: Malformed data file {path}: no data rows. "
+        "Delete it to download it again, or replace it with a good copy."
+    ]
+
+
+def test_reproduce_all_goes_on_past_damaged_data(tmp_path, data_home, capsys):
+    home = _damaged_home(tmp_path, data_home)
+    out = tmp_path / "out"
+    status = main(["reproduce", "all", "--quick", "--silent", "--out", str(out),
+                   "--data-home", str(home)])  # fmt: skip
+    captured = capsys.readouterr()
+    assert status == 1 and "Traceback" not in captured.err
+    assert (out / "projectron-synthetic.md").is_file()
+    assert "5 of 6 experiments failed" in captured.err
+    lines = _error_lines(captured.err)
+    assert len(lines) == 5
+    for name, filename in [*DAMAGED.items(), ("weston-usps-noise", DAMAGED["weston-usps"])]:
+        prefix = f"sklearn-budget: error: {name}: The data file {home / filename} does not"
+        assert sum(line.startswith(prefix) for line in lines) == 1
+
+
+# ---------------------------------------------------------------------------
+# The output folder: checked before running, never written through links
+
+
+@pytest.fixture
+def no_experiment(monkeypatch):
+    """Record the experiments started instead of running them."""
+    calls = []
+    monkeypatch.setattr(rp, "reproduce", lambda name, **kw: calls.append(name) or ("", []))
+    return calls
+
+
+def _bad_out(tmp_path, kind):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("keep")
+    if kind == "a file":
+        return a_file, "exists and is not a folder"
+    if kind == "under a file":
+        return a_file / "out", f"cannot be made: {a_file} is not a folder"
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    return tmp_path / "link", "exists and is a broken symbolic link"
+
+
+@pytest.mark.parametrize("kind", ["a file", "under a file", "a broken link"])
+@pytest.mark.parametrize("experiment", ["weston-banana", "all"])
+def test_out_is_checked_before_any_experiment(kind, experiment, tmp_path, no_experiment, capsys):
+    out, reason = _bad_out(tmp_path, kind)
+    status = main(["reproduce", experiment, "--quick", "--silent", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 1 and no_experiment == []
+    assert err == f"sklearn-budget: error: --out: the output folder {out} {reason}.\n"
+    assert (tmp_path / "a_file").read_text() == "keep"
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_unwritable_out_is_refused_before_running(
+    exists, tmp_path, monkeypatch, no_experiment, capsys
+):
+    # As root, or on a read-only file system, permissions do not tell: the
+    # check tries to make a file. Here that attempt fails.
+    def refuse(**kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(rp.tempfile, "TemporaryFile", refuse)
+    out = tmp_path / "out" if exists else tmp_path / "new" / "out"
+    if exists:
+        out.mkdir()
+    status = main(["reproduce", "all", "--quick", "--silent", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 1 and no_experiment == []
+    where = "is not writable" if exists else f"cannot be made in {tmp_path}"
+    reason = f"the output folder {out} {where}: Permission denied."
+    assert err == f"sklearn-budget: error: --out: {reason}\n"
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize(
+    "experiment, filename",
+    [
+        ("weston-banana", "weston-banana.md"),
+        ("weston-banana", "weston-banana.json"),
+        ("weston-banana", "weston-banana.png"),
+        ("projectron-synthetic", "projectron-synthetic_fig3_error_vs_support.png"),
+        ("all", "weston-usps-noise.json"),
+    ],
+)
+@pytest.mark.parametrize("target_exists", [True, False])
+def test_symlinked_output_files_are_refused(
+    experiment, filename, target_exists, tmp_path, data_env, capsys
+):
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    if target_exists:
+        victim.write_text("keep")
+    (out / filename).symlink_to(victim)
+    status = main(["reproduce", experiment, "--quick", "--silent", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err.startswith(
+        f"sklearn-budget: error: --out: refusing to write {out / filename}: it is a symbolic "
+        f"link (to {victim})"
+    )
+    assert len(err.splitlines()) == 1
+    # Refused before running: nothing written, through the link or beside it.
+    assert victim.read_text() == "keep" if target_exists else not victim.exists()
+    assert sorted(p.name for p in out.iterdir()) == [filename]
+
+
+def test_out_may_be_a_symlink_to_a_folder(tmp_path, data_env):
+    # The user's own choice of folder, such as a link to scratch space.
+    real = tmp_path / "scratch"
+    real.mkdir()
+    (tmp_path / "out").symlink_to(real)
+    status = main(["reproduce", "weston-banana", "--quick", "--silent",
+                   "--out", str(tmp_path / "out")])  # fmt: skip
+    assert status == 0
+    assert sorted(p.name for p in real.iterdir()) == sorted(rp.output_files("weston-banana"))
+
+
+def test_output_writer_never_follows_links(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    (out / "t.md").symlink_to(victim)
+    with pytest.raises(OSError, match="is a symbolic link"):
+        rp._write_output(out, "t.md", lambda f: f.write(b"new"))
+    # A link made after the check (a race) is replaced, not written through.
+    monkeypatch.setattr(rp, "_check_target", lambda path: None)
+    path = rp._write_output(out, "t.md", lambda f: f.write(b"new"))
+    assert victim.read_text() == "keep"
+    assert not path.is_symlink() and path.read_bytes() == b"new"
+    assert sorted(p.name for p in out.iterdir()) == ["t.md"]  # no temporary file left
+
+
+def test_output_writer_leaves_nothing_on_failure_and_usual_modes(tmp_path):
+    def fail(f):
+        f.write(b"half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        rp._write_output(tmp_path, "t.md", fail)
+    assert list(tmp_path.iterdir()) == []
+    path = rp._write_output(tmp_path, "t.md", lambda f: f.write(b"x"))
+    if os.name == "posix":
+        umask = os.umask(0o022)
+        os.umask(umask)
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's 0o600
 
 
 # The papers' settings, copied here by hand from the papers (not from the code):

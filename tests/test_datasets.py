@@ -5,6 +5,8 @@ the download tests use ``file://`` copies of it, and an autouse fixture of
 conftest.py makes any attempt to open a network connection fail.
 """
 
+import gzip
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -13,10 +15,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import NETWORK_BLOCKED
+from scipy.io import loadmat, savemat
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import InvalidParameterError
 
+import sklearn_budget.datasets
 from sklearn_budget.datasets import (
+    DataFileError,
+    _base,
     _loaders,
     fetch_a9a,
     fetch_banana,
@@ -464,15 +470,18 @@ def test_real_urls_are_not_reached_in_tests(tmp_path):
     assert not home.exists()  # not even the folders the download made
 
 
-def test_existing_files_are_used_as_they_are(tmp_path):
-    # Files in the data home are trusted (not re-hashed on load): a local
-    # variant of the data is read instead of being replaced.
+def test_modified_local_files_are_read_only_without_checksum(tmp_path):
+    # A local variant of the data fails its checksum, and is read (not
+    # replaced by a download) with verify_checksum=False.
     home = tmp_path / "home"
     (home / "banana").mkdir(parents=True)
     (home / "banana" / "banana.csv").write_text("X1,X2,Y\n0.5,-2,1\n1.5,3,-1\n")
-    X, y = fetch_banana(data_home=str(home), return_X_y=True)
+    with pytest.raises(DataFileError, match="verify_checksum=False"):
+        fetch_banana(data_home=str(home))
+    X, y = fetch_banana(data_home=str(home), verify_checksum=False, return_X_y=True)
     np.testing.assert_array_equal(X, [[0.5, -2.0], [1.5, 3.0]])
     np.testing.assert_array_equal(y, [1, -1])
+    assert _files_under(home) == ["banana/banana.csv"]
 
 
 def test_failed_download_keeps_folders_that_existed(tmp_path):
@@ -481,3 +490,292 @@ def test_failed_download_keeps_folders_that_existed(tmp_path):
     with pytest.raises(OSError, match=NETWORK_BLOCKED):
         fetch_banana(data_home=str(home))
     assert (home / "banana").is_dir() and _files_under(home) == []
+
+
+# ---------------------------------------------------------------------------
+# Checksums of local files
+
+
+# The fetcher call that reads each file.
+READERS = {
+    "a9a/a9a": (fetch_a9a, {}),
+    "a9a/a9a.t": (fetch_a9a, {"subset": "test"}),
+    "usps/zip.train.gz": (fetch_usps, {}),
+    "usps/zip.test.gz": (fetch_usps, {"subset": "test"}),
+    "banana/banana.csv": (fetch_banana, {}),
+    "waveform/waveform.mat": (fetch_waveform, {}),
+}
+
+
+def _home_with(tmp_path, filename, content):
+    """A data home in ``tmp_path`` holding ``filename`` with ``content``."""
+    home = tmp_path / "home"
+    path = home / filename
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    return str(home), path
+
+
+def _flip(content, i):
+    """``content`` with the bits of its byte ``i`` flipped."""
+    return content[:i] + bytes([content[i] ^ 0xFF]) + content[i + 1 :]
+
+
+def _load(filename, home, **kwargs):
+    fetcher, kw = READERS[filename]
+    return fetcher(data_home=home, download_if_missing=False, **kw, **kwargs)
+
+
+def test_data_file_error_is_an_os_error():
+    # As the error of a missing file: "except OSError" covers unusable data.
+    assert issubclass(DataFileError, OSError)
+    assert "DataFileError" in sklearn_budget.datasets.__all__
+
+
+@pytest.mark.parametrize("filename", sorted(READERS))
+def test_altered_local_file_fails_its_checksum(filename, tmp_path, data_home):
+    content = (Path(data_home) / filename).read_bytes()
+    content = _flip(content, len(content) // 2)  # same size
+    home, path = _home_with(tmp_path, filename, content)
+    with pytest.raises(DataFileError) as excinfo:
+        _load(filename, home)
+    message = str(excinfo.value)
+    assert str(path) in message
+    assert FILES[filename] in message
+    assert hashlib.sha256(content).hexdigest() in message
+    assert "Delete it" in message and "verify_checksum=False" in message
+    assert _files_under(home) == [filename]  # not replaced by a download
+
+
+def test_truncated_a9a_is_caught_by_its_checksum(tmp_path, data_home):
+    # Cut at a line boundary, the file still parses: only the checksum tells.
+    lines = (Path(data_home) / "a9a/a9a").read_bytes().splitlines(keepends=True)
+    home, path = _home_with(tmp_path, "a9a/a9a", b"".join(lines[:1000]))
+    with pytest.raises(DataFileError, match="does not match the expected checksum"):
+        fetch_a9a(data_home=home)
+    X, y = fetch_a9a(data_home=home, verify_checksum=False, return_X_y=True)
+    assert X.shape == (1000, A9A_FEATURES) and y.shape == (1000,)
+
+
+def test_checksum_is_computed_once_per_file_version(monkeypatch, tmp_path, data_home):
+    hashed = []
+    sha256 = _base._sha256
+    monkeypatch.setattr(_base, "_sha256", lambda path: hashed.append(path) or sha256(path))
+    content = (Path(data_home) / "banana/banana.csv").read_bytes()
+    home, path = _home_with(tmp_path, "banana/banana.csv", content)
+    for _ in range(3):
+        fetch_banana(data_home=home)
+    assert hashed == [str(path)]
+    fetch_banana(data_home=home, verify_checksum=False)
+    assert len(hashed) == 1
+
+    # Another version of the file (new times, then new content of the same
+    # size) is hashed again.
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    fetch_banana(data_home=home)
+    assert len(hashed) == 2
+    path.write_bytes(content.replace(b"0.81189519", b"0.81189518", 1))
+    with pytest.raises(DataFileError, match="does not match"):
+        fetch_banana(data_home=home)
+    # A mismatch is not cached: fixed, the file is hashed and accepted again.
+    path.write_bytes(content)
+    fetch_banana(data_home=home)
+    assert len(hashed) == 4
+
+
+def test_downloaded_files_are_not_hashed_again(monkeypatch, file_urls, tmp_path):
+    home = tmp_path / "home"
+    fetch_banana(data_home=str(home))  # verified while it streamed
+    hashed = []
+    monkeypatch.setattr(_base, "_sha256", lambda path: hashed.append(path))
+    fetch_banana(data_home=str(home))
+    assert hashed == []
+
+
+def test_a_folder_in_place_of_a_data_file(tmp_path):
+    home = tmp_path / "home"
+    (home / "banana" / "banana.csv").mkdir(parents=True)
+    for verify in (True, False):
+        with pytest.raises(DataFileError, match="is not a regular file") as excinfo:
+            fetch_banana(data_home=str(home), verify_checksum=verify)
+        assert str(home / "banana" / "banana.csv") in str(excinfo.value)
+
+
+@pytest.mark.parametrize("fetcher", list(FETCHERS))
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_verify_checksum_is_validated(fetcher, value, data_home):
+    with pytest.raises(InvalidParameterError, match="verify_checksum"):
+        fetcher(data_home=data_home, verify_checksum=value)
+
+
+# ---------------------------------------------------------------------------
+# Malformed files: checked by the parsers, even with verify_checksum=False
+
+
+def _assert_malformed(filename, home, path, match):
+    with pytest.raises(DataFileError, match=match) as excinfo:
+        _load(filename, home, verify_checksum=False)
+    message = str(excinfo.value)
+    assert message.startswith(f"Malformed data file {path}: ")
+    assert "\n" not in message  # one line on the command line
+
+
+def _a9a_lines(data_home, n=5):
+    return (Path(data_home) / "a9a/a9a").read_bytes().splitlines(keepends=True)[:n]
+
+
+@pytest.mark.parametrize(
+    "line, match",
+    [
+        (b"abc 3:1 11:1\n", r"line 3: the label 'abc' is not a number"),
+        (b"-1 3:x 11:1\n", r"line 3: '3:x' is not an index:value pair"),
+        (b"-1 3:1 11\n", r"line 3: '11' is not an index:value pair"),
+        (b"-1 0:1 11:1\n", r"line 3: feature index 0 is not in \[1, 123\]"),
+        (b"-1 3:1 124:1\n", r"line 3: feature index 124 is not in \[1, 123\]"),
+        (b"-1 11:1 3:1\n", r"line 3: feature index 3 follows 11"),
+        (b"2 3:1 11:1\n", r"line 3: the label must be -1 or \+1, got 2"),
+        (b"-1 3:nan 11:1\n", r"line 3: a feature value is not finite"),
+        (b"+1 3:1 11:", r"line 3: '11:' is not an index:value pair"),  # cut short
+    ],
+)
+def test_malformed_a9a(line, match, tmp_path, data_home):
+    lines = _a9a_lines(data_home)
+    # A line without its newline ends the file, cut short.
+    content = b"".join(lines[:2] + [line] + (lines[3:] if line.endswith(b"\n") else []))
+    home, path = _home_with(tmp_path, "a9a/a9a", content)
+    _assert_malformed("a9a/a9a", home, path, match)
+
+
+def test_empty_a9a(tmp_path):
+    home, path = _home_with(tmp_path, "a9a/a9a.t", b"")
+    _assert_malformed("a9a/a9a.t", home, path, "no data rows")
+
+
+def _usps_lines(data_home, n=8):
+    with gzip.open(Path(data_home) / "usps/zip.train.gz") as f:
+        return [next(f) for _ in range(n)]
+
+
+def _replace_line(lines, i, line):
+    return b"".join(lines[:i] + [line] + lines[i + 1 :])
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        # The fifth line without its last value, with one more, with text.
+        (lambda ls: _replace_line(ls, 4, b" ".join(ls[4].split()[:-1]) + b"\n"),
+         "line 5 has 256 fields, expected 257"),
+        (lambda ls: _replace_line(ls, 4, ls[4].rstrip() + b" 0.5\n"),
+         "line 5 has 258 fields, expected 257"),
+        (lambda ls: _replace_line(ls, 4, ls[4].replace(b"-1.0000", b"abc", 1)),
+         "line 5: 'abc' is not a number"),
+        (lambda ls: _replace_line(ls, 4, b"10" + ls[4][ls[4].index(b" "):]),
+         "line 5: the first field, the digit, must be 0 to 9, got 10"),
+        (lambda ls: _replace_line(ls, 4, b"1.5" + ls[4][ls[4].index(b" "):]),
+         "line 5: the first field, the digit, must be 0 to 9, got 1.5"),
+        (lambda ls: _replace_line(ls, 4, ls[4].replace(b"-1.0000", b"inf", 1)),
+         "line 5: a value is not finite"),
+        (lambda ls: _replace_line(ls, 4, b"\xff" + ls[4]), "not a text file"),
+        (lambda ls: b"", "no data rows"),
+    ],
+)  # fmt: skip
+def test_malformed_usps_rows(edit, match, tmp_path, data_home):
+    content = gzip.compress(edit(_usps_lines(data_home)))
+    home, path = _home_with(tmp_path, "usps/zip.train.gz", content)
+    _assert_malformed("usps/zip.train.gz", home, path, match)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda gz: gz[: len(gz) // 2],  # truncated: EOFError before
+        lambda gz: gz[:-8] + bytes(8),  # CRC and size zeroed
+        lambda gz: _flip(gz, 100),
+        lambda gz: gzip.decompress(gz),  # not compressed at all
+    ],
+)
+def test_damaged_usps_archive(damage, tmp_path, data_home):
+    content = damage((Path(data_home) / "usps/zip.train.gz").read_bytes())
+    home, path = _home_with(tmp_path, "usps/zip.train.gz", content)
+    _assert_malformed("usps/zip.train.gz", home, path, "not a valid gzip file")
+
+
+def test_one_row_usps_copy_is_read(tmp_path, data_home):
+    # One row is a valid table (np.loadtxt made it a vector: IndexError).
+    line = _usps_lines(data_home, 1)[0]
+    home, _ = _home_with(tmp_path, "usps/zip.train.gz", gzip.compress(line))
+    bunch = fetch_usps(data_home=home, verify_checksum=False, positive_digit=None)
+    assert bunch.data.shape == (1, 256) and bunch.target.tolist() == [int(float(line.split()[0]))]
+
+
+BANANA_HEAD = "X1,X2,Y\n0.81189519,-0.19526175,1\n1.5,3,-1\n-0.5,2,1\n"
+
+
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("X1,X2,Y\n", "no data rows"),  # header only: IndexError before
+        ("X1,X2,Y", "no data rows"),
+        ("", "line 1 should be the header 'X1,X2,Y', got ''"),
+        (BANANA_HEAD.split("\n", 1)[1], "line 1 should be the header 'X1,X2,Y'"),
+        ("X1,X2,Y\n0.5,1\n1.5,-1\n", "line 2 has 2 fields, expected 3"),  # a column dropped
+        (BANANA_HEAD + "0.5,1\n", "line 5 has 2 fields, expected 3"),
+        (BANANA_HEAD + "0.5,1,1,1\n", "line 5 has 4 fields, expected 3"),
+        (BANANA_HEAD + "0.5,abc,1\n", "line 5: 'abc' is not a number"),
+        (BANANA_HEAD + "0.5,nan,1\n", "line 5: a value is not finite"),
+        (BANANA_HEAD + "0.5,0.5,0\n", r"line 5: the label must be -1 or \+1, got 0"),
+        (BANANA_HEAD + "\n# note\n0.5,0.5,2\n", r"line 7: the label must be -1 or \+1"),
+    ],
+)
+def test_malformed_banana(content, match, tmp_path):
+    home, path = _home_with(tmp_path, "banana/banana.csv", content.encode())
+    _assert_malformed("banana/banana.csv", home, path, match)
+
+
+def _waveform(data_home):
+    mat = loadmat(Path(data_home) / "waveform/waveform.mat")
+    return {"data": mat["data"], "target": mat["target"]}
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda m: m.pop("data"), r"no variable 'data' \(it holds \['target'\]\)"),  # KeyError
+        (lambda m: m.pop("target"), r"no variable 'target'"),
+        (lambda m: m.update(data=m["data"][:, :20]),
+         r"'data' should be a numeric matrix of 21 columns, got an array of shape \(5000, 20\)"),
+        (lambda m: m.update(data="hello"), r"'data' should be a numeric matrix"),
+        (lambda m: m.update(target=m["target"][:-1]),
+         r"'target' should be a numeric vector of 5000 labels"),
+        (lambda m: m.update(target=(m["target"] > 0).astype(float)),
+         r"row 5 of 'target': the label must be -1 or \+1, got 0"),
+        (lambda m: m["data"].__setitem__((3, 7), np.nan),
+         r"row 4 of 'data': a value is not finite"),
+    ],
+)  # fmt: skip
+def test_malformed_waveform_variables(edit, match, tmp_path, data_home):
+    mat = _waveform(data_home)
+    assert mat["target"][4, 0] == -1  # the first -1, for the label case above
+    edit(mat)
+    path = tmp_path / "home" / "waveform" / "waveform.mat"
+    path.parent.mkdir(parents=True)
+    savemat(path, mat)
+    _assert_malformed("waveform/waveform.mat", str(tmp_path / "home"), path, match)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda mat: mat[: len(mat) // 2],
+        lambda mat: mat[:100],
+        lambda mat: _flip(mat, len(mat) // 2),  # zlib.error before
+        lambda mat: b"",
+        lambda mat: b"not a MATLAB file\n" * 10,
+    ],
+)
+def test_damaged_waveform_file(damage, tmp_path, data_home):
+    content = damage((Path(data_home) / "waveform/waveform.mat").read_bytes())
+    home, path = _home_with(tmp_path, "waveform/waveform.mat", content)
+    _assert_malformed("waveform/waveform.mat", home, path, "not a readable MATLAB file")

@@ -1,18 +1,21 @@
 """Data sets of the papers: a synthetic generator and loaders of the real data.
 
 The loaders read their files from a data home folder (see
-:func:`get_data_home`) and download the missing ones, checking their SHA256
-checksums.
+:func:`get_data_home`) and download the missing ones. Every file is checked
+against its SHA256 checksum (once per process, unless
+``verify_checksum=False``) and parsed with checks: a corrupted, malformed or
+altered file raises a :class:`DataFileError` naming it.
 """
 
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from ._base import get_data_home
+from ._base import DataFileError, get_data_home
 from ._loaders import fetch_a9a, fetch_banana, fetch_usps, fetch_waveform
 from ._samples_generator import make_two_gaussians
 
 __all__ = [
+    "DataFileError",
     "fetch_a9a",
     "fetch_banana",
     "fetch_usps",

@@ -1,4 +1,4 @@
-"""Data home and checksum-verified downloads of the real data sets.
+"""Data home, checksum-verified downloads and checks of the local data files.
 
 Every fetcher reads its files from a *data home* folder, laid out as
 ``<data_home>/<data set>/<file>`` (for example ``<data_home>/a9a/a9a`` or
@@ -6,9 +6,19 @@ Every fetcher reads its files from a *data home* folder, laid out as
 downloaded from its canonical URL into a temporary file beside its target,
 its SHA256 checksum is verified while it streams, and only then is it
 renamed into place, so a partial or corrupted download never appears under
-the final name. Files already present in the data home are trusted as they
-are: they are not re-hashed on each load, which lets a read-only copy of the
-data (or one obtained elsewhere) be used directly.
+the final name.
+
+Files already present in the data home (downloaded earlier, copied from
+elsewhere, or in a read-only shared folder) are checked against the same
+checksums on their first use in a process: a truncated or altered copy raises
+a :class:`DataFileError` instead of loading silently. The result is cached in
+memory, keyed by the file's path, device, inode, size and modification and
+change times, so a file is hashed once per process and again only when it
+changes. The cache is not written to disk: the data home may be read-only,
+and hashing the largest file (a9a, 2.3 MB) takes a few milliseconds, far less
+than parsing it. The fetchers' ``verify_checksum=False`` skips the check for a
+deliberately modified copy of the data; their parsers still reject malformed
+files.
 """
 
 # Authors: The sklearn-budget developers
@@ -34,6 +44,26 @@ RemoteFileMetadata = namedtuple("RemoteFileMetadata", ["filename", "url", "check
 
 _CHUNK_SIZE = 1 << 16
 _TIMEOUT = 60  # seconds without data before a download is abandoned
+
+# Files whose checksum matched: {(absolute path, expected checksum): the
+# file's signature (see _signature) when it was hashed}.
+_VERIFIED = {}
+
+
+class DataFileError(OSError):
+    """A data file is corrupted, malformed or not the expected file.
+
+    Raised by the fetchers of :mod:`sklearn_budget.datasets` when a file's
+    SHA256 checksum differs from the expected one (a local file, or a
+    download, which is then discarded), or when a file cannot be parsed as
+    the data set it should hold: a truncated archive, rows of the wrong
+    length, fields that are not numbers, missing variables. The message
+    names the file, what is wrong with it and how to fix it.
+
+    A subclass of :class:`OSError`, like the error of a missing file that
+    cannot be downloaded: both mean that the data on disk cannot be used, and
+    ``except OSError`` handles every such case.
+    """
 
 
 @validate_params(
@@ -91,7 +121,7 @@ def _fetch_remote(remote, data_home):
 
     The content streams into a temporary file in the target folder while its
     SHA256 digest is computed; on a mismatch the temporary file is deleted and
-    an ``OSError`` names the file and both checksums. On success the file is
+    a `DataFileError` names the file and both checksums. On success the file is
     renamed into place with :func:`os.replace`, which is atomic on one file
     system, so concurrent fetches of the same file are safe.
 
@@ -128,12 +158,14 @@ def _fetch_remote(remote, data_home):
             ) from exc
         checksum = digest.hexdigest()
         if checksum != remote.checksum:
-            raise OSError(
+            raise DataFileError(
                 f"The SHA256 checksum of {remote.filename} downloaded from {remote.url} "
                 f"({checksum}) differs from the expected one ({remote.checksum}); "
                 f"the file was discarded."
             )
         os.replace(tmp_path, path)
+        # Just verified while it streamed: no need to hash it again on load.
+        _VERIFIED[_verified_key(remote, path)] = _signature(path)
     except BaseException:
         if tmp_path is not None and os.path.exists(tmp_path):
             os.unlink(tmp_path)
@@ -146,14 +178,63 @@ def _fetch_remote(remote, data_home):
     return path
 
 
-def _ensure_local(remote, data_home, download_if_missing):
+def _signature(path):
+    """What identifies one version of a file without reading it."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _verified_key(remote, path):
+    return (os.path.abspath(path), remote.checksum)
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK_SIZE), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _verify_local(remote, path):
+    """Check the SHA256 checksum of a file of the data home, once per version.
+
+    Raises a `DataFileError` naming the file, both checksums and the remedies
+    on a mismatch. A match is cached (see the module docstring).
+    """
+    key = _verified_key(remote, path)
+    # Taken before hashing: if the file changes meanwhile, the next call
+    # sees another signature and hashes it again.
+    signature = _signature(path)
+    if _VERIFIED.get(key) == signature:
+        return
+    checksum = _sha256(path)
+    if checksum != remote.checksum:
+        raise DataFileError(
+            f"The data file {path} does not match the expected checksum of "
+            f"{remote.filename}: its SHA256 is {checksum}, expected {remote.checksum}. It may "
+            f"be truncated, corrupted or another version of the data. Delete it to download "
+            f"it again from {remote.url}, or, if it is a deliberately modified copy, load it "
+            f"with verify_checksum=False."
+        )
+    _VERIFIED[key] = signature
+
+
+def _ensure_local(remote, data_home, download_if_missing, verify_checksum=True):
     """Path of ``remote`` in ``data_home``, downloaded first if it is missing.
 
-    A file already present is returned as it is, without checking its
-    checksum (see the module docstring).
+    A file already present is checked against its checksum if
+    ``verify_checksum`` (see the module docstring); a download always is.
     """
     path = _local_path(remote, data_home)
     if os.path.exists(path):
+        if not os.path.isfile(path):
+            raise DataFileError(
+                f"The data file {path} is not a regular file. Remove it to download "
+                f"{remote.filename} again, or point to another data home."
+            )
+        if verify_checksum:
+            _verify_local(remote, path)
         return path
     if not download_if_missing:
         raise OSError(

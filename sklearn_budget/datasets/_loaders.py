@@ -3,7 +3,10 @@
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import gzip
+import io
 import os
+import zlib
 from numbers import Integral, Real
 
 import numpy as np
@@ -13,7 +16,7 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
-from ._base import RemoteFileMetadata, _ensure_local, get_data_home
+from ._base import DataFileError, RemoteFileMetadata, _ensure_local, get_data_home
 
 _LIBSVM_BINARY = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
 _ESL_DATASETS = "https://hastie.su.domains/ElemStatLearn/datasets/"
@@ -67,12 +70,153 @@ REMOTE_FILES = (
 )
 
 
-def _local_file(filename, data_home, download_if_missing):
+def _local_file(filename, data_home, download_if_missing, verify_checksum):
     """Path of one file of `REMOTE_FILES`, downloaded first if missing."""
     for remote in REMOTE_FILES:
         if remote.filename == filename:
-            return _ensure_local(remote, data_home, download_if_missing)
+            return _ensure_local(remote, data_home, download_if_missing, verify_checksum)
     raise KeyError(f"{filename} is not in REMOTE_FILES")  # pragma: no cover
+
+
+# Parsing. The checksum is the first line of defence, but it can be turned off
+# for a modified copy, so the parsers check what they read too: every damaged
+# file gives a DataFileError naming the file, the line and the problem.
+
+
+def _malformed(path, problem):
+    return DataFileError(
+        f"Malformed data file {path}: {problem}. Delete it to download it again, or "
+        "replace it with a good copy."
+    )
+
+
+def _shorten(text, width=40):
+    return repr(text if len(text) <= width else text[:width] + "...")
+
+
+def _decode(path, raw):
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        where = f"byte {raw[exc.start]:#04x} at offset {exc.start}"
+        raise _malformed(path, f"not a text file ({where})") from None
+
+
+def _is_data_line(line):
+    # The parsers (np.loadtxt, load_svmlight_file) skip blank lines and "#" comments.
+    return bool(line.split("#", 1)[0].strip())
+
+
+def _line_of_row(text, row, first_line=1):
+    """The line number of data row ``row`` (from 0) of ``text``, for messages."""
+    rows = -1
+    for number, line in enumerate(text.split("\n"), start=first_line):
+        rows += _is_data_line(line)
+        if rows == row:
+            return number
+    return None  # pragma: no cover
+
+
+def _check_rows(path, text, ok, problem, first_line=1):
+    """Raise on the first row where ``ok`` is False, naming its line.
+
+    ``problem(row)`` says what is wrong with the row.
+    """
+    bad = np.flatnonzero(~ok)
+    if bad.size:
+        line = _line_of_row(text, bad[0], first_line)
+        raise _malformed(path, f"line {line}: {problem(bad[0])}")
+
+
+def _parse_table(path, text, n_columns, delimiter=None, first_line=1):
+    """The rows of a text table of ``n_columns`` numbers each, as float64.
+
+    ``first_line`` is the line number of the first line of ``text`` in the
+    file. On a malformed table, the first bad line is looked for in Python
+    (only then: np.loadtxt is much faster) to name it in the error.
+    """
+    if not any(_is_data_line(line) for line in text.split("\n")):
+        raise _malformed(path, "no data rows")
+    error = None
+    try:
+        table = np.loadtxt(io.StringIO(text), delimiter=delimiter, dtype=np.float64, ndmin=2)
+    except ValueError as exc:
+        error = exc
+    if error is not None or table.shape[1] != n_columns:
+        for number, line in enumerate(text.split("\n"), start=first_line):
+            if not _is_data_line(line):
+                continue
+            fields = line.split("#", 1)[0].split(delimiter)
+            if len(fields) != n_columns:
+                raise _malformed(
+                    path, f"line {number} has {len(fields)} fields, expected {n_columns}"
+                )
+            for field in fields:
+                try:
+                    float(field)
+                except ValueError:
+                    raise _malformed(
+                        path, f"line {number}: {_shorten(field.strip())} is not a number"
+                    ) from None
+        # What np.loadtxt rejects and float() accepts, such as "1_000".
+        raise _malformed(path, str(error)) from error
+    finite = np.isfinite(table).all(axis=1)
+    _check_rows(path, text, finite, lambda row: "a value is not finite", first_line)
+    return table
+
+
+def _libsvm_problem(path, n_features):
+    """The first malformed line of a LIBSVM file, or None.
+
+    load_svmlight_file names no line in its errors: this finds one.
+    """
+    with open(path, "rb") as f:
+        text = f.read().decode("latin-1")
+    for number, line in enumerate(text.split("\n"), start=1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        label, pairs = fields[0], fields[1:]
+        try:
+            float(label)
+        except ValueError:
+            return f"line {number}: the label {_shorten(label)} is not a number"
+        previous = 0
+        for pair in pairs:
+            index, _, value = pair.partition(":")
+            try:
+                index = int(index)
+                float(value)
+            except ValueError:
+                return f"line {number}: {_shorten(pair)} is not an index:value pair"
+            if not 1 <= index <= n_features:
+                return f"line {number}: feature index {index} is not in [1, {n_features}]"
+            if index <= previous:
+                return f"line {number}: feature index {index} follows {previous}"
+            previous = index
+    return None
+
+
+def _read_libsvm(path, n_features):
+    try:
+        X, y = load_svmlight_file(path, n_features=n_features, dtype=np.float64, zero_based=False)
+    except ValueError as exc:
+        raise _malformed(path, _libsvm_problem(path, n_features) or str(exc)) from exc
+    if X.shape[0] == 0:
+        raise _malformed(path, "no data rows")
+    labels_ok = np.isin(y, (-1, 1))
+    finite = np.ones(X.shape[0], dtype=bool)
+    if not np.isfinite(X.data).all():
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        finite[rows[~np.isfinite(X.data)]] = False
+    if not (labels_ok.all() and finite.all()):
+        with open(path, "rb") as f:
+            text = f.read().decode("latin-1")
+        _check_rows(
+            path, text, labels_ok, lambda row: f"the label must be -1 or +1, got {y[row]:g}"
+        )
+        _check_rows(path, text, finite, lambda row: "a feature value is not finite")
+    return X, y
 
 
 A9A_DESCR = """\
@@ -174,11 +318,19 @@ a seed (``sklearn.model_selection.train_test_split``).
         "data_home": [str, os.PathLike, None],
         "subset": [StrOptions({"train", "test", "all"})],
         "download_if_missing": ["boolean"],
+        "verify_checksum": ["boolean"],
         "return_X_y": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
-def fetch_a9a(*, data_home=None, subset="train", download_if_missing=True, return_X_y=False):
+def fetch_a9a(
+    *,
+    data_home=None,
+    subset="train",
+    download_if_missing=True,
+    verify_checksum=True,
+    return_X_y=False,
+):
     """Load the Adult (a9a) data set (binary classification).
 
     Download it if necessary.
@@ -209,8 +361,15 @@ def fetch_a9a(*, data_home=None, subset="train", download_if_missing=True, retur
 
     download_if_missing : bool, default=True
         If False, raise an OSError if the data is not in the data home
-        instead of downloading it. Downloads are checked against a SHA256
-        checksum; files already in the data home are used as they are.
+        instead of downloading it. Downloads are always checked against
+        their SHA256 checksum.
+
+    verify_checksum : bool, default=True
+        If True, check the SHA256 checksum of the files already in the data
+        home on their first use in the process (and again whenever they
+        change), and raise a :class:`~sklearn_budget.datasets.DataFileError`
+        if it differs. Pass False to load a deliberately modified copy of the
+        data; a malformed file is still rejected.
 
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
@@ -230,6 +389,15 @@ def fetch_a9a(*, data_home=None, subset="train", download_if_missing=True, retur
     (data, target) : tuple if ``return_X_y`` is True
         The two arrays above.
 
+    Raises
+    ------
+    DataFileError
+        If a file does not match its checksum, or is malformed (a damaged
+        archive, a row of the wrong length, a field that is not a number).
+        An OSError; the message names the file and the problem.
+    OSError
+        If a file is missing and cannot be downloaded.
+
     Examples
     --------
     >>> from sklearn_budget.datasets import fetch_a9a
@@ -241,9 +409,9 @@ def fetch_a9a(*, data_home=None, subset="train", download_if_missing=True, retur
     files = {"train": ["a9a/a9a"], "test": ["a9a/a9a.t"], "all": ["a9a/a9a", "a9a/a9a.t"]}
     Xs, ys = [], []
     for filename in files[subset]:
-        path = _local_file(filename, data_home, download_if_missing)
+        path = _local_file(filename, data_home, download_if_missing, verify_checksum)
         # The test file may not use the last feature: fix the width.
-        X, y = load_svmlight_file(path, n_features=123, dtype=np.float64, zero_based=False)
+        X, y = _read_libsvm(path, n_features=123)
         X.eliminate_zeros()  # a9a.t stores "123:0" only to declare the width
         Xs.append(X)
         ys.append(y)
@@ -255,9 +423,26 @@ def fetch_a9a(*, data_home=None, subset="train", download_if_missing=True, retur
 
 
 def _read_usps(path):
+    with open(path, "rb") as f:
+        # Decompressed whole, so that the CRC is checked before parsing.
+        try:
+            with gzip.GzipFile(fileobj=f) as archive:
+                raw = archive.read()
+        except (EOFError, OSError, zlib.error) as exc:
+            # Truncated: EOFError; not gzip or a CRC mismatch: BadGzipFile,
+            # an OSError; damaged compressed data: zlib.error.
+            raise _malformed(path, f"not a valid gzip file ({exc})") from exc
+    text = _decode(path, raw)
     # Whitespace-separated text: the digit (as a float), then 256 values.
-    table = np.loadtxt(path, dtype=np.float64)
-    return table[:, 1:], table[:, 0].astype(np.int64)
+    table = _parse_table(path, text, 257)
+    digits = table[:, 0]
+    _check_rows(
+        path,
+        text,
+        np.isin(digits, np.arange(10)),
+        lambda row: f"the first field, the digit, must be 0 to 9, got {digits[row]:g}",
+    )
+    return table[:, 1:], digits.astype(np.int64)
 
 
 @validate_params(
@@ -268,6 +453,7 @@ def _read_usps(path):
         "label_noise": [Interval(Real, 0, 1, closed="left")],
         "random_state": ["random_state"],
         "download_if_missing": ["boolean"],
+        "verify_checksum": ["boolean"],
         "return_X_y": ["boolean"],
     },
     prefer_skip_nested_validation=True,
@@ -280,6 +466,7 @@ def fetch_usps(
     label_noise=0.0,
     random_state=None,
     download_if_missing=True,
+    verify_checksum=True,
     return_X_y=False,
 ):
     """Load the USPS digits (binary one-against-the-rest or 10 classes).
@@ -335,8 +522,15 @@ def fetch_usps(
 
     download_if_missing : bool, default=True
         If False, raise an OSError if the data is not in the data home
-        instead of downloading it. Downloads are checked against a SHA256
-        checksum; files already in the data home are used as they are.
+        instead of downloading it. Downloads are always checked against
+        their SHA256 checksum.
+
+    verify_checksum : bool, default=True
+        If True, check the SHA256 checksum of the files already in the data
+        home on their first use in the process (and again whenever they
+        change), and raise a :class:`~sklearn_budget.datasets.DataFileError`
+        if it differs. Pass False to load a deliberately modified copy of the
+        data; a malformed file is still rejected.
 
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
@@ -365,6 +559,12 @@ def fetch_usps(
     ------
     ValueError
         If `label_noise` > 0 and `positive_digit` is None.
+    DataFileError
+        If a file does not match its checksum, or is malformed (a damaged
+        archive, a row of the wrong length, a field that is not a number).
+        An OSError; the message names the file and the problem.
+    OSError
+        If a file is missing and cannot be downloaded.
 
     Examples
     --------
@@ -386,7 +586,7 @@ def fetch_usps(
         "all": ["usps/zip.train.gz", "usps/zip.test.gz"],
     }
     parts = [
-        _read_usps(_local_file(filename, data_home, download_if_missing))
+        _read_usps(_local_file(filename, data_home, download_if_missing, verify_checksum))
         for filename in files[subset]
     ]
     X = np.concatenate([part[0] for part in parts])
@@ -408,15 +608,37 @@ def fetch_usps(
     return Bunch(data=X, target=y, digits=digits, noisy=noisy, DESCR=USPS_DESCR)
 
 
+def _read_banana(path):
+    with open(path, "rb") as f:
+        text = _decode(path, f.read())
+    # Header "X1,X2,Y", then one row per sample.
+    header, _, body = text.partition("\n")
+    if [name.strip().strip('"').upper() for name in header.split(",")] != ["X1", "X2", "Y"]:
+        raise _malformed(path, f"line 1 should be the header 'X1,X2,Y', got {_shorten(header)}")
+    table = _parse_table(path, body, 3, delimiter=",", first_line=2)
+    labels = table[:, 2]
+    _check_rows(
+        path,
+        body,
+        np.isin(labels, (-1, 1)),
+        lambda row: f"the label must be -1 or +1, got {labels[row]:g}",
+        first_line=2,
+    )
+    return table[:, :2], labels.astype(np.int64)
+
+
 @validate_params(
     {
         "data_home": [str, os.PathLike, None],
         "download_if_missing": ["boolean"],
+        "verify_checksum": ["boolean"],
         "return_X_y": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
-def fetch_banana(*, data_home=None, download_if_missing=True, return_X_y=False):
+def fetch_banana(
+    *, data_home=None, download_if_missing=True, verify_checksum=True, return_X_y=False
+):
     """Load the Banana data set (binary classification).
 
     Download it if necessary.
@@ -444,8 +666,15 @@ def fetch_banana(*, data_home=None, download_if_missing=True, return_X_y=False):
 
     download_if_missing : bool, default=True
         If False, raise an OSError if the data is not in the data home
-        instead of downloading it. Downloads are checked against a SHA256
-        checksum; files already in the data home are used as they are.
+        instead of downloading it. Downloads are always checked against
+        their SHA256 checksum.
+
+    verify_checksum : bool, default=True
+        If True, check the SHA256 checksum of the files already in the data
+        home on their first use in the process (and again whenever they
+        change), and raise a :class:`~sklearn_budget.datasets.DataFileError`
+        if it differs. Pass False to load a deliberately modified copy of the
+        data; a malformed file is still rejected.
 
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
@@ -465,6 +694,15 @@ def fetch_banana(*, data_home=None, download_if_missing=True, return_X_y=False):
     (data, target) : tuple if ``return_X_y`` is True
         The two arrays above.
 
+    Raises
+    ------
+    DataFileError
+        If a file does not match its checksum, or is malformed (a damaged
+        archive, a row of the wrong length, a field that is not a number).
+        An OSError; the message names the file and the problem.
+    OSError
+        If a file is missing and cannot be downloaded.
+
     Examples
     --------
     >>> from sklearn.model_selection import train_test_split
@@ -474,24 +712,75 @@ def fetch_banana(*, data_home=None, download_if_missing=True, return_X_y=False):
     ...     X, y, train_size=4000, test_size=1300, random_state=0)  # doctest: +SKIP
     """
     data_home = get_data_home(data_home)
-    path = _local_file("banana/banana.csv", data_home, download_if_missing)
-    # Header "X1,X2,Y", then one row per sample.
-    table = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
-    X, y = table[:, :2], table[:, 2].astype(np.int64)
+    path = _local_file("banana/banana.csv", data_home, download_if_missing, verify_checksum)
+    X, y = _read_banana(path)
     if return_X_y:
         return X, y
     return Bunch(data=X, target=y, DESCR=BANANA_DESCR)
+
+
+def _describe(value):
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    return f"a {type(value).__name__}"
+
+
+def _is_numeric(value):
+    return isinstance(value, np.ndarray) and (
+        np.issubdtype(value.dtype, np.integer) or np.issubdtype(value.dtype, np.floating)
+    )
+
+
+def _read_waveform(path):
+    with open(path, "rb") as f:
+        try:
+            mat = loadmat(f)
+        except Exception as exc:
+            # A damaged file fails anywhere in scipy.io, with many types:
+            # MatReadError, ValueError, IndexError, OSError, zlib.error...
+            raise _malformed(
+                path, f"not a readable MATLAB file ({type(exc).__name__}: {exc})"
+            ) from exc
+    variables = sorted(key for key in mat if not key.startswith("__"))
+    missing = [key for key in ("data", "target") if key not in mat]
+    if missing:
+        raise _malformed(
+            path,
+            f"no variable {' or '.join(map(repr, missing))} (it holds {variables or 'none'})",
+        )
+    X, y = mat["data"], mat["target"]
+    if not (_is_numeric(X) and X.ndim == 2 and X.shape[0] > 0 and X.shape[1] == 21):
+        raise _malformed(
+            path, f"'data' should be a numeric matrix of 21 columns, got {_describe(X)}"
+        )
+    n_samples = X.shape[0]
+    if not (_is_numeric(y) and y.size == n_samples and max(y.shape) == n_samples):
+        raise _malformed(
+            path, f"'target' should be a numeric vector of {n_samples} labels, got {_describe(y)}"
+        )
+    X, y = X.astype(np.float64), y.ravel()
+    for name, values, ok, what in [
+        ("data", X[:, 0], np.isfinite(X).all(axis=1), "a value is not finite"),
+        ("target", y, np.isin(y, (-1, 1)), "the label must be -1 or +1"),
+    ]:
+        bad = np.flatnonzero(~ok)
+        if bad.size:
+            raise _malformed(path, f"row {bad[0] + 1} of '{name}': {what}, got {values[bad[0]]:g}")
+    return X, y.astype(np.int64)
 
 
 @validate_params(
     {
         "data_home": [str, os.PathLike, None],
         "download_if_missing": ["boolean"],
+        "verify_checksum": ["boolean"],
         "return_X_y": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
-def fetch_waveform(*, data_home=None, download_if_missing=True, return_X_y=False):
+def fetch_waveform(
+    *, data_home=None, download_if_missing=True, verify_checksum=True, return_X_y=False
+):
     """Load the Waveform data set (binary classification).
 
     Download it if necessary.
@@ -520,8 +809,15 @@ def fetch_waveform(*, data_home=None, download_if_missing=True, return_X_y=False
 
     download_if_missing : bool, default=True
         If False, raise an OSError if the data is not in the data home
-        instead of downloading it. Downloads are checked against a SHA256
-        checksum; files already in the data home are used as they are.
+        instead of downloading it. Downloads are always checked against
+        their SHA256 checksum.
+
+    verify_checksum : bool, default=True
+        If True, check the SHA256 checksum of the files already in the data
+        home on their first use in the process (and again whenever they
+        change), and raise a :class:`~sklearn_budget.datasets.DataFileError`
+        if it differs. Pass False to load a deliberately modified copy of the
+        data; a malformed file is still rejected.
 
     return_X_y : bool, default=False
         If True, return ``(data, target)`` instead of a Bunch object.
@@ -541,6 +837,15 @@ def fetch_waveform(*, data_home=None, download_if_missing=True, return_X_y=False
     (data, target) : tuple if ``return_X_y`` is True
         The two arrays above.
 
+    Raises
+    ------
+    DataFileError
+        If a file does not match its checksum, or is malformed (a damaged
+        archive, a row of the wrong length, a field that is not a number).
+        An OSError; the message names the file and the problem.
+    OSError
+        If a file is missing and cannot be downloaded.
+
     Examples
     --------
     >>> from sklearn.model_selection import train_test_split
@@ -550,10 +855,8 @@ def fetch_waveform(*, data_home=None, download_if_missing=True, return_X_y=False
     ...     X, y, train_size=4000, test_size=1000, random_state=0)  # doctest: +SKIP
     """
     data_home = get_data_home(data_home)
-    path = _local_file("waveform/waveform.mat", data_home, download_if_missing)
-    mat = loadmat(path)
-    X = np.asarray(mat["data"], dtype=np.float64)
-    y = np.asarray(mat["target"]).ravel().astype(np.int64)
+    path = _local_file("waveform/waveform.mat", data_home, download_if_missing, verify_checksum)
+    X, y = _read_waveform(path)
     if return_X_y:
         return X, y
     return Bunch(data=X, target=y, DESCR=WAVEFORM_DESCR)
