@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from sklearn_budget.datasets import fetch_a9a
+from sklearn_budget.datasets import fetch_a9a, fetch_usps
 from sklearn_budget.datasets import make_two_gaussians as synthetic  # noqa: F401
 
 # ../shared/data beside the repository, unless SKLEARN_BUDGET_DATA says otherwise.
@@ -16,6 +16,20 @@ def a9a(n_samples=None):
     """Adult (a9a) training rows as a CSR matrix with 123 features, labels +-1."""
     # The benchmarks read local data only: no download behind their back.
     X, y = fetch_a9a(data_home=DATA_HOME, download_if_missing=False, return_X_y=True)
+    if n_samples is not None:
+        X, y = X[:n_samples], y[:n_samples]
+    return X, y
+
+
+def usps(n_samples=None, positive_digit=0):
+    """USPS training rows (dense, 256 features in [-1, 1]): `positive_digit` against the rest."""
+    X, y = fetch_usps(
+        subset="train",
+        data_home=DATA_HOME,
+        positive_digit=positive_digit,
+        download_if_missing=False,
+        return_X_y=True,
+    )
     if n_samples is not None:
         X, y = X[:n_samples], y[:n_samples]
     return X, y

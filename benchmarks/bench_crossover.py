@@ -66,7 +66,9 @@ def main(argv=None):
                 blocked = time_path("blocked", X, y, n, repeats=3)
                 faster = "direct" if direct < blocked else "blocked"
                 pick = "direct" if engine._direct_pays(n, engine._BLOCK_SIZE, d) else "blocked"
-                print(f"| {n} | {d} | {direct:.2f} | {blocked:.2f} | {faster} | {pick} |", flush=True)
+                print(
+                    f"| {n} | {d} | {direct:.2f} | {blocked:.2f} | {faster} | {pick} |", flush=True
+                )
 
 
 if __name__ == "__main__":

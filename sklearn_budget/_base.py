@@ -32,6 +32,7 @@ stream.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import copy
+import warnings
 from abc import abstractmethod
 from contextlib import nullcontext
 from numbers import Integral, Real
@@ -131,6 +132,33 @@ def _reject_datetime(X):
             "X has datetime64 or timedelta64 values, which are not numeric features: "
             "convert them to numbers first (for example seconds since a reference date)."
         )
+
+
+# Fewest rows of a first partial_fit call from which gamma='scale' is taken
+# without a warning: the variance of fewer is too noisy to fix a stream's width.
+_MIN_ROWS_FOR_SCALE = 30
+
+
+def _warn_if_scale_is_unreliable(X, from_partial_fit):
+    """Warn when gamma='scale' is fixed for a stream from too little data."""
+    n = X.shape[0]
+    with np.errstate(all="ignore"):
+        var = X.power(2).mean() - X.mean() ** 2 if sp.issparse(X) else X.var()
+    if var > 0 and (n >= _MIN_ROWS_FOR_SCALE or not from_partial_fit):
+        return
+    why = (
+        "its features have zero variance, so gamma falls back to 1.0"
+        if var <= 0
+        else (f"it has only {n} rows")
+    )
+    warnings.warn(
+        f"gamma='scale' is computed once, on the call that starts the stream, and {why}. "
+        "The kernel width stays fixed for the whole stream: pass a numeric gamma, for "
+        "example 1 / (n_features * X.var()) computed on a representative sample of the "
+        "scaled data.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _overflow_message(X, w, what):
@@ -265,8 +293,10 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             return self._state["Xs"][: self._n]
         return self._sv_sparse
 
-    def _reset(self, X):
+    def _reset(self, X, from_partial_fit=False):
         """Start a new stream: empty support set, counters at zero."""
+        if self.gamma == "scale" and isinstance(self.kernel, str):
+            _warn_if_scale_is_unreliable(X, from_partial_fit)
         self._kernel = Kernel(
             self.kernel,
             gamma=resolve_gamma(self.gamma, X),
@@ -635,7 +665,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         if first:
             self.classes_ = classes
             self._binary = len(classes) == 2
-            self._reset(X)
+            self._reset(X, from_partial_fit=True)
         index = self._n_seen + np.arange(X.shape[0])
         self._play(*self._keep_weighted(X, y_enc, w, index))
         self._n_seen += X.shape[0]

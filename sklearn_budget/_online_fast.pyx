@@ -555,14 +555,17 @@ cdef class ProjectronRule(Rule):
 
     cdef double eta, U, rtol
     cdef bint adaptive, plus
+    cdef Py_ssize_t budget  # 0: none
     cdef double[::1] chol, z, dvec, u
 
-    def __init__(self, double eta, double U, bint adaptive, bint plus, double rtol):
+    def __init__(self, double eta, double U, bint adaptive, bint plus, double rtol,
+                 Py_ssize_t budget=0):
         self.eta = eta
         self.U = U
         self.adaptive = adaptive
         self.plus = plus
         self.rtol = rtol
+        self.budget = budget
 
     def bind(self, dict state):
         self.chol = state["chol"]
@@ -624,7 +627,10 @@ cdef class ProjectronRule(Rule):
                 eta_t = (2.0 * loss - s * pk2 - 0.5) / (2.0 * self.U)   # Eq. 13
             else:
                 eta_t = self.eta
-            if delta2 > 0.0 and (eta_t < 0.0 or s * delta2 > eta_t * eta_t):
+            # With a hard budget (our extension), a full support set takes the
+            # projected step instead of an addition, whatever eta_t says.
+            if (delta2 > 0.0 and (eta_t < 0.0 or s * delta2 > eta_t * eta_t)
+                    and (self.budget == 0 or n < self.budget)):
                 e.add_member(&e.v[0], weight)
                 # Eq. 11 in factor form: append the row [z, ||delta_t||].
                 off = n * (n + 1) // 2

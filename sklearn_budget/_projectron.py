@@ -3,7 +3,7 @@
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg.blas import dtpsv
@@ -28,7 +28,9 @@ _NOTES_DOC = """
     ``||delta_t|| <= eta_t`` the hypothesis takes the projected step
     ``alpha += y_t d`` and the support set does not change (Eq. 10);
     otherwise ``x_t`` joins it with coefficient ``y_t``. Whatever the
-    kernel, the support set stays finite for ``eta > 0`` (Theorem 1).
+    kernel, the support set stays finite for ``eta > 0`` (Theorem 1), but
+    how large it grows depends on the data; ``budget`` bounds it (our
+    extension, see below).
 
     **Numerics.** Instead of the inverse Gram matrix updated by Eq. 11, the
     estimator keeps the Cholesky factor ``L`` of ``K_S`` in packed storage.
@@ -77,6 +79,14 @@ _NOTES_DOC = """
     ``(2 l_t - 2 ||P k(x_t, .)||^2 - 0.5) / (2 U)``. With two classes the
     estimator is exactly the binary algorithm.
 
+    **Hard budget (extension).** With ``budget=B``, the algorithm is the
+    paper's while ``|S| < B``; once ``|S| = B``, a mistake whose residual
+    would add ``x_t`` takes the projected step ``alpha += y_t d`` (Eq. 10)
+    instead, so the support set never exceeds ``B`` and the Gram factor
+    never grows past ``B x B``. The mistake bound of the paper does not
+    cover these forced projections: a small ``eta`` with a budget behaves
+    like a Stoptron whose later mistakes still move the coefficients.
+
     **Sample weights** multiply the step taken on a sample (the added
     coefficient or the projected step); they do not enter the thresholds.
 """
@@ -109,6 +119,13 @@ _PARAMS_DOC = """
         (``k(x, x) = 1``) a value of 1 or more never adds a support vector,
         so nothing is learned. ``'adaptive'`` sets the threshold of each
         round from ``U`` by Eq. 13 of the paper.
+
+    budget : int, default=None
+        Hard bound on the number of support vectors (an extension of the
+        paper): once the support set holds ``budget`` members, a mistake
+        that would add its example takes the projected step onto the span
+        of the support set instead. ``None`` is the paper's algorithm, whose
+        support set is bounded only through ``eta``.
 
     U : float > 0, default=1.0
 {U_doc}
@@ -179,8 +196,11 @@ class Projectron(BaseKernelOnlineClassifier):
     _parameter_constraints: dict = {
         **BaseKernelOnlineClassifier._parameter_constraints,
         "eta": [Interval(Real, 0, None, closed="left"), StrOptions({"adaptive"})],
+        "budget": [Interval(Integral, 1, None, closed="left"), None],
         "U": [Interval(Real, 0, None, closed="neither")],
     }
+
+    _stream_params = BaseKernelOnlineClassifier._stream_params + ("budget",)
 
     # Whether margin errors are learned from (Projectron++).
     _learns_margin_errors = False
@@ -189,6 +209,7 @@ class Projectron(BaseKernelOnlineClassifier):
         self,
         eta=0.1,
         *,
+        budget=None,
         U=1.0,
         kernel="rbf",
         gamma="scale",
@@ -214,6 +235,7 @@ class Projectron(BaseKernelOnlineClassifier):
             random_state=random_state,
         )
         self.eta = eta
+        self.budget = budget
         self.U = U
 
     # ------------------------------------------------------------------
@@ -233,7 +255,11 @@ class Projectron(BaseKernelOnlineClassifier):
             adaptive,
             self._learns_margin_errors,
             _DEPENDENCE_RTOL,
+            0 if self.budget is None else self.budget,
         )
+
+    def _max_members(self):
+        return self.budget
 
     @property
     def _chol(self):

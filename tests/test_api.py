@@ -1,6 +1,7 @@
 """Behaviour a scikit-learn user relies on: composition, persistence, errors."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -289,3 +290,38 @@ def test_partial_fit_counts_one_iteration():
     X, y = blobs(60)
     est = KernelPerceptron(gamma=0.3, max_iter=3).fit(X, y)
     assert est.partial_fit(X, y).n_iter_ == 1
+
+
+@pytest.mark.parametrize(
+    "n_rows, first_call, message",
+    [
+        (1, "partial_fit", "zero variance"),
+        (10, "partial_fit", "only 10 rows"),
+        (100, "partial_fit", None),
+        (10, "fit", None),
+        (1, "fit", "zero variance"),
+    ],
+)
+def test_gamma_scale_from_too_little_data_warns(n_rows, first_call, message):
+    X, y = blobs(200)
+    X[:, 1] = np.where(y == 1, 1.0, -1.0)  # every call sees both classes' rows
+    est = KernelPerceptron(gamma="scale")
+    Xs, ys = X[:n_rows], y[:n_rows]
+    if n_rows == 1:  # constant features: zero variance (two rows for fit's two classes)
+        Xs, ys = np.zeros((1 if first_call == "partial_fit" else 2, 4)), np.array([0, 1])[:2]
+        ys = ys[: Xs.shape[0]]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if first_call == "fit":
+            est.fit(Xs, ys)
+        else:
+            est.partial_fit(Xs, ys, classes=[0, 1])
+    texts = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    if message is None:
+        assert not any("gamma='scale'" in t for t in texts)
+    else:
+        assert any("gamma='scale'" in t and message in t for t in texts)
+    # A numeric gamma never warns.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KernelPerceptron(gamma=0.5).partial_fit(Xs, ys, classes=[0, 1])

@@ -34,6 +34,7 @@ def reference_projectron(
     sample_weight=None,
     solver="solve",
     precompute=True,
+    budget=None,
     **kernel_params,
 ):
     """Per-sample Projectron / Projectron++, written for clarity, not speed.
@@ -97,7 +98,8 @@ def reference_projectron(
             delta2 = 0.0
         if margin <= 0:
             eta_t = (2 * loss - s * pk2 - 0.5) / (2 * U) if eta == "adaptive" else eta  # Eq. 13
-            if delta2 > 0 and np.sqrt(s * delta2) > eta_t:
+            full = budget is not None and len(support) >= budget
+            if delta2 > 0 and np.sqrt(s * delta2) > eta_t and not full:
                 support.append(t)
                 alpha = np.hstack([alpha, w[t] * direction[:, None]])
                 acc = np.hstack([acc, np.zeros((n_rows, 1))])
@@ -178,6 +180,29 @@ def test_matches_reference(Estimator, kernel, mode, n_classes, sparse):
     for chunk in np.array_split(np.arange(600), [1, 7, 300, 301, 555]):
         split.partial_fit(X[chunk], y[chunk], classes=classes)
     assert_same_model(split, support, coef, mistakes)
+
+
+@pytest.mark.parametrize("Estimator", [Projectron, ProjectronPlusPlus])
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("eta", [0.05, "adaptive"])
+def test_hard_budget_matches_reference(Estimator, n_classes, eta):
+    X, y = make_stream(600, n_classes, random_state=n_classes)
+    classes = np.unique(y)
+    plus = Estimator is ProjectronPlusPlus
+    kw = dict(U=2.0, kernel="rbf", gamma=0.1)
+    free = reference_projectron(X, y, classes, eta, plus=plus, **kw)
+    budget = len(free[0]) // 2  # the budget binds
+    support, coef, _, mistakes = reference_projectron(
+        X, y, classes, eta, plus=plus, budget=budget, **kw
+    )
+    assert len(support) == budget
+    est = Estimator(eta=eta, budget=budget, **kw)
+    for chunk in np.array_split(np.arange(600), [5, 300, 301]):
+        est.partial_fit(X[chunk], y[chunk], classes=classes)
+    assert_same_model(est, support, coef, mistakes)
+    assert est._state["alpha"].shape[0] <= budget  # storage never beyond it
+    with pytest.raises(ValueError, match="budget"):
+        est.set_params(budget=budget + 1).partial_fit(X, y)
 
 
 @pytest.mark.parametrize("Estimator", [Projectron, ProjectronPlusPlus])
