@@ -36,6 +36,7 @@ import warnings
 from abc import abstractmethod
 from contextlib import nullcontext
 from numbers import Integral, Real
+from time import perf_counter
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,6 +44,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -56,6 +58,7 @@ from threadpoolctl import ThreadpoolController
 
 from ._kernels import KERNELS, Kernel, is_nonnegative_kernel, resolve_gamma
 from ._online_fast import KERNEL_CODES, Engine
+from ._progress import _Progress
 
 # Rows per block: the unit of kernel work of the blocked path, and of the
 # calls into the compiled loop (an interrupt is seen between blocks).
@@ -210,10 +213,15 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         "coef0": [Interval(Real, None, None, closed="neither")],
         "kernel_params": [dict, None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
         "average": ["boolean"],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "verbose_interval": [Interval(Integral, 1, None, closed="left")],
     }
 
     #: Whether the engine keeps the Gram matrix of the members.
@@ -221,6 +229,10 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
 
     #: Whether the rule ever removes a member.
     _removes_members = False
+
+    #: Whether the rule needs the direct kernel path (it creates members
+    #: that are not rows of the stream, so have no column in a block).
+    _direct_only = False
 
     #: Parameters fixed for the whole of a stream: they shape its function
     #: space or its state, so a stream cannot go on once they change.
@@ -236,10 +248,15 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         coef0=0.0,
         kernel_params=None,
         max_iter=5,
+        tol=1e-3,
+        n_iter_no_change=5,
         shuffle=True,
+        class_weight=None,
         average=False,
         warm_start=False,
         random_state=None,
+        verbose=0,
+        verbose_interval=10_000,
     ):
         self.kernel = kernel
         self.gamma = gamma
@@ -247,10 +264,15 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self.coef0 = coef0
         self.kernel_params = kernel_params
         self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.shuffle = shuffle
+        self.class_weight = class_weight
         self.average = average
         self.warm_start = warm_start
         self.random_state = random_state
+        self.verbose = verbose
+        self.verbose_interval = verbose_interval
 
     # ------------------------------------------------------------------
     # What an algorithm states
@@ -310,13 +332,15 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         n_rows = 1 if self._binary else len(self.classes_)
         self._state, self._member_axes = {}, {}
         self._add_state("counters", np.zeros(4, dtype=np.int64))  # n, t, mistakes, updates
+        # Global scale of the stored coefficients, and the averaging clock.
+        self._add_state("scale", np.array([1.0, 0.0]))
         self._add_state("alpha", np.zeros((0, n_rows)), (0,))
         for name in ("idx", "born", "cols"):
             self._add_state(name, np.zeros(0, dtype=np.int64), (0,))
         self._add_state("kdiag", np.zeros(0), (0,))
         if self.average:
             self._add_state("acc", np.zeros((0, n_rows)), (0,))
-            self._add_state("stamp", np.zeros(0, dtype=np.int64), (0,))
+            self._add_state("stamp", np.zeros(0), (0,))
         if self._keeps_gram:
             self._add_state("gram", np.zeros((0, 0)), (0, 1))
         if self._dense:
@@ -356,12 +380,13 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             return X.toarray() if sp.issparse(X) else np.ascontiguousarray(X)
         return X if sp.issparse(X) else sp.csr_matrix(X)
 
-    def _play(self, X, y, w, index):
+    def _play(self, X, y, w, index, on_block=None):
         """Play the rounds ``(X[i], y[i])`` in order.
 
         ``y`` holds ``-1/+1`` (two classes) or class indices, ``w`` the sample
         weights (all positive) and ``index`` the identifier stored in
-        ``support_`` for each row.
+        ``support_`` for each row. ``on_block``, if given, is called after
+        each block, with the counters stored (progress output).
         """
         kernel, state = self._kernel, self._state
         engine = Engine(
@@ -394,7 +419,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             with np.errstate(all="ignore"):  # overflow: non-finite scores, reported
                 diag = np.ascontiguousarray(kernel.diag(Xb), dtype=np.float64)
             direct = self._dense and self._kernel_code is not None
-            if direct and _FORCE_PATH is not None:
+            if self._direct_only:
+                direct = True
+            elif direct and _FORCE_PATH is not None:
                 direct = _FORCE_PATH == "direct"
             elif direct:
                 direct = _direct_pays(n, b, X.shape[1])
@@ -423,6 +450,8 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             if not self._dense:
                 self._sv_sparse = Z[self._state["cols"][: self._n]]
             self._block_end(rule, Xb, Z)
+            if on_block is not None:
+                on_block()
         # The last update of a call has no later round whose scores would show it.
         if not np.isfinite(self._state["alpha"][: self._n]).all():
             raise ValueError(_overflow_message(X, w, "Non-finite coefficients after the call"))
@@ -544,9 +573,43 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             if not np.any(w > 0):
                 raise ValueError("The sample weights are all zero: at least one must be positive.")
         y_enc = np.searchsorted(classes, y)
+        class_weight = self._class_weights(classes, y)
+        if class_weight is not None:
+            w = w * class_weight[y_enc]
+            if not np.any(w > 0):
+                raise ValueError(
+                    f"The sample weights times the class weights (class_weight="
+                    f"{self.class_weight!r}) are all zero: at least one must be positive."
+                )
         if len(classes) == 2:
             y_enc = 2.0 * y_enc - 1.0
         return X, y_enc, w, classes
+
+    def _class_weights(self, classes, y):
+        """Step multiplier of each class of ``classes`` (None: all one)."""
+        if self.class_weight is None:
+            return None
+        if isinstance(self.class_weight, str):  # 'balanced', refused by partial_fit
+            return compute_class_weight(self.class_weight, classes=classes, y=y)
+        known = set(classes.tolist())
+        unknown = [key for key in self.class_weight if key not in known]
+        if unknown:
+            raise ValueError(
+                f"class_weight has keys {unknown} that are not classes of the model: "
+                f"classes={classes.tolist()}."
+            )
+        try:
+            weights = np.array(
+                [self.class_weight.get(c, 1.0) for c in classes.tolist()], dtype=np.float64
+            )
+        except (TypeError, ValueError):
+            weights = np.array([np.nan])
+        if not np.all(np.isfinite(weights) & (weights >= 0)):
+            raise ValueError(
+                "The values of class_weight must be finite non-negative numbers; got "
+                f"class_weight={self.class_weight!r}."
+            )
+        return weights
 
     def _keep_weighted(self, X, y, w, index):
         """Rows of zero weight are dropped from the stream (never played)."""
@@ -561,9 +624,10 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
 
         Unless ``warm_start=True``, the model is reset first. Each epoch plays
         the rows as a stream (reshuffled when ``shuffle=True``); fitting stops
-        early after an epoch without any update. With ``average=True`` the
-        fitted hypothesis is the average of the hypotheses of every round
-        played (the online-to-batch conversion).
+        early after an epoch without any update, or once the epoch's mistake
+        rate has stopped improving (``tol``, ``n_iter_no_change``). With
+        ``average=True`` the fitted hypothesis is the average of the
+        hypotheses of every round played (the online-to-batch conversion).
 
         Parameters
         ----------
@@ -573,8 +637,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             Target values.
         sample_weight : array-like of shape (n_samples,), default=None
             Weight of each sample: the step taken on that sample is
-            multiplied by its weight, and samples of weight zero are not
-            played at all.
+            multiplied by its weight (and by the weight of its class, see
+            ``class_weight``), and samples of weight zero are not played at
+            all.
 
         Returns
         -------
@@ -605,14 +670,49 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         # fit that starts the stream numbers them as rows of X).
         index = self._n_seen + np.arange(X.shape[0])
         Xp, yp, wp, ip = self._keep_weighted(X, y_enc, w, index)
+        verbose, clock = self.verbose, perf_counter()
+        # The stopping rule of SGDClassifier, on the online mistake rate of
+        # each epoch instead of its loss.
+        best_rate, no_improvement = np.inf, 0
+        stop = f"played max_iter={self.max_iter} epochs"
         self.n_iter_ = 0
-        for _ in range(self.max_iter):
-            self._state["counters"][3] = 0  # updates of this epoch
+        for epoch in range(self.max_iter):
+            counters = self._state["counters"]
+            counters[3] = 0  # updates of this epoch
+            mistakes = int(counters[2])
             order = rng.permutation(Xp.shape[0]) if self.shuffle else np.arange(Xp.shape[0])
-            self._play(Xp[order], yp[order], wp[order], ip[order])
+            progress = None
+            if verbose:
+                # Lines count the rounds of the epoch.
+                print(f"-- Epoch {epoch + 1}", flush=True)
+                progress = _Progress(
+                    self, self.verbose_interval, (self._t, mistakes), clock, Xp.shape[0]
+                )
+            within = progress if verbose >= 2 else None
+            self._play(Xp[order], yp[order], wp[order], ip[order], on_block=within)
             self.n_iter_ += 1
-            if self._state["counters"][3] == 0:
+            if progress is not None:
+                progress.end()
+            counters = self._state["counters"]
+            rate = (int(counters[2]) - mistakes) / Xp.shape[0]
+            if counters[3] == 0:
+                stop = "an epoch without updates"
                 break
+            if self.tol is not None:
+                no_improvement = no_improvement + 1 if rate > best_rate - self.tol else 0
+                best_rate = min(best_rate, rate)
+                if no_improvement >= self.n_iter_no_change:
+                    stop = (
+                        f"the mistake rate did not improve by tol={self.tol} for "
+                        f"{self.n_iter_no_change} epochs"
+                    )
+                    break
+        if verbose:
+            print(
+                f"Stopped after {self.n_iter_} epochs ({stop}), "
+                f"{perf_counter() - clock:.2f} seconds in total.",
+                flush=True,
+            )
         self._n_seen += X.shape[0]
         self._publish()
         return self
@@ -620,6 +720,10 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Play the rows of ``(X, y)`` as the next rounds of the stream.
+
+        ``max_iter``, ``tol`` and ``n_iter_no_change`` do not apply: each
+        row is played once. ``class_weight='balanced'`` is refused (pass the
+        weights as a dict).
 
         Parameters
         ----------
@@ -633,8 +737,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             or must repeat it exactly.
         sample_weight : array-like of shape (n_samples,), default=None
             Weight of each sample: the step taken on that sample is
-            multiplied by its weight, and samples of weight zero are not
-            played at all.
+            multiplied by its weight (and by the weight of its class, see
+            ``class_weight``), and samples of weight zero are not played at
+            all.
 
         Returns
         -------
@@ -644,6 +749,15 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         return self._atomic(self._partial_fit, True, X, y, classes, sample_weight)
 
     def _partial_fit(self, X, y, classes, sample_weight):
+        if self.class_weight == "balanced":
+            raise ValueError(
+                "class_weight='balanced' is not supported by partial_fit: one call does "
+                "not show the class frequencies of the stream. Compute the weights on a "
+                "large enough sample of the stream's labels, for example "
+                "weights = compute_class_weight('balanced', classes=classes, y=y_sample) "
+                "(sklearn.utils.class_weight), and pass them as "
+                "class_weight=dict(zip(classes, weights))."
+            )
         first = not hasattr(self, "classes_")
         if first:
             if classes is None:
@@ -667,7 +781,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             self._binary = len(classes) == 2
             self._reset(X, from_partial_fit=True)
         index = self._n_seen + np.arange(X.shape[0])
-        self._play(*self._keep_weighted(X, y_enc, w, index))
+        # Lines count the rounds of the whole stream.
+        progress = _Progress(self, self.verbose_interval) if self.verbose else None
+        self._play(*self._keep_weighted(X, y_enc, w, index), on_block=progress)
         self._n_seen += X.shape[0]
         self.n_iter_ = 1
         self._publish()
@@ -676,9 +792,11 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
     def _publish(self):
         """Set the public attributes from the internal state."""
         n, t, state = self._n, self._t, self._state
+        wscale, clock = state["scale"]
         sv, idx, coef = self._sv, state["idx"][:n], state["alpha"][:n].T
         if self.average and t > 0:
-            coef = (state["acc"][:n].T + coef * (t - state["stamp"][:n])) / t
+            # The running sums are in the coefficients' true units.
+            coef = (state["acc"][:n].T + coef * (clock - state["stamp"][:n])) / t
             if self._retired_idx:
                 sv = _vstack(sv, self._stack(self._retired_sv))
                 idx = np.concatenate([idx, self._retired_idx])
@@ -688,17 +806,23 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             used = np.any(coef != 0, axis=0)
             if not used.all():
                 sv, idx, coef = sv[np.flatnonzero(used)], idx[used], coef[:, used]
+        elif wscale != 1.0:
+            coef = coef * wscale
         # One entry per training example: a row that entered the support set
         # several times (later epochs of fit) has its coefficients summed.
-        uidx, first, inverse = np.unique(idx, return_index=True, return_inverse=True)
-        if uidx.size != idx.size:
+        # Members that are not rows of the stream (index -1) come last.
+        rows, new = np.flatnonzero(idx >= 0), np.flatnonzero(idx < 0)
+        uidx, first, inverse = np.unique(idx[rows], return_index=True, return_inverse=True)
+        if uidx.size != rows.size:
             merged = np.zeros((coef.shape[0], uidx.size))
-            np.add.at(merged.T, inverse.ravel(), coef.T)
-            coef = merged
+            np.add.at(merged.T, inverse.ravel(), coef[:, rows].T)
+            coef_rows = merged
         else:
-            coef = coef[:, np.argsort(idx, kind="stable")]
-        self.support_ = uidx
-        self.support_vectors_ = sv[first]
+            coef_rows = coef[:, rows[np.argsort(idx[rows], kind="stable")]]
+        keep = np.concatenate([rows[first], new])
+        self.support_ = np.concatenate([uidx, idx[new]])
+        coef = np.hstack([coef_rows, coef[:, new]])
+        self.support_vectors_ = sv[keep]
         if not sp.issparse(self.support_vectors_):
             self.support_vectors_ = np.ascontiguousarray(self.support_vectors_)
         self.dual_coef_ = np.ascontiguousarray(coef)

@@ -33,11 +33,48 @@ _COMMON_PARAMS_DOC = """
         Extra keyword arguments for a callable kernel.
 
     max_iter : int, default=5
-        Number of online epochs over the training data played by ``fit``.
-        ``fit`` stops earlier after an epoch without any update.
+        Largest number of online epochs over the training data played by
+        ``fit``. ``fit`` stops earlier after an epoch without any update,
+        or by the ``tol`` criterion.
+
+    tol : float or None, default=1e-3
+        Stopping criterion of ``fit``, on the online mistake rate of each
+        epoch: the prediction mistakes made while playing the epoch divided
+        by its rounds (the rows of positive weight), unweighted. ``fit``
+        stops once the rate of ``n_iter_no_change`` consecutive epochs has
+        been above ``best_rate - tol``, where ``best_rate`` is the lowest
+        rate of the earlier epochs of the call. ``None`` disables it;
+        ``fit`` still stops after an epoch without any update. The first
+        epoch always improves on the start, so the criterion stops ``fit``
+        after ``n_iter_no_change + 1`` epochs at the earliest: with the
+        defaults (``max_iter=5``, ``n_iter_no_change=5``) it never applies.
+        ``partial_fit`` ignores it.
+
+    n_iter_no_change : int, default=5
+        Number of consecutive epochs without an improvement of the mistake
+        rate by at least ``tol`` after which ``fit`` stops. ``partial_fit``
+        ignores it.
 
     shuffle : bool, default=True
         Whether ``fit`` reshuffles the training data before each epoch.
+
+    class_weight : dict, 'balanced' or None, default=None
+        Step multiplier of each class, ``{class_label: weight}``: the sample
+        weight of every row is multiplied by the weight of its class before
+        the row is played, so the step taken on it is scaled in the same way
+        (classes missing from the dict weigh 1, and the rows of a class of
+        weight 0 are not played). The keys must be classes of the model.
+        ``'balanced'`` sets the weights to
+        ``n_samples / (n_classes * np.bincount(y))`` from the labels ``y``
+        of the ``fit`` call (sample weights do not enter), as
+        :func:`~sklearn.utils.class_weight.compute_class_weight` computes
+        them. ``partial_fit`` refuses ``'balanced'``, since one call does not
+        show the class frequencies of a stream: compute the weights on a
+        large enough sample of its labels and pass them as a dict. Steps
+        that already correct the margin exactly (Passive-Aggressive, MIRA,
+        the Projectron's projected step) overshoot with weights far above 1,
+        and the removal rules of the budget algorithms do not see the
+        weights.
 
     average : bool, default=False
         If True, the fitted hypothesis is the average of the hypotheses used
@@ -52,12 +89,38 @@ _COMMON_PARAMS_DOC = """
         size the model's state (such as ``budget``) are fixed for a stream:
         ``partial_fit`` and a warm-started ``fit`` refuse to go on after
         they changed. The parameters of the steps (``C``, ``loss``, ``eta``,
-        ``U``, ``beta``, ``update``) may be changed between calls, like a
-        learning-rate schedule: they are validated again by every call and
-        apply from its first round.
+        ``U``, ``beta``, ``update``, ``class_weight``) may be changed
+        between calls, like a learning-rate schedule: they are validated
+        again by every call and apply from its first round; so may
+        ``max_iter``, ``tol``, ``n_iter_no_change``, ``shuffle`` and the
+        progress output.
 
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffling of ``fit``RANDOM_EXTRA.
+
+    verbose : int, default=0
+        Progress output on stdout; 0 prints nothing. Each line gives the
+        rounds played, the prediction mistakes made on them, their ratio,
+        the support size (training rows in the current hypothesis) and the
+        rounds per second. With ``verbose >= 1``, ``fit`` prints a line at
+        the end of every epoch, counting the rounds and mistakes of that
+        epoch (the mistake rate that ``tol`` uses), with the time since the
+        start of ``fit``, and says why it stopped; ``partial_fit`` prints a
+        line, counting the rounds and mistakes of the whole stream, each
+        time the stream passes a multiple of ``verbose_interval`` rounds.
+        That reports at a steady pace within a long call as well as over
+        many short ones (one row per call), where one line per call would
+        flood the output. With ``verbose >= 2``, ``fit`` also prints a
+        line each time an epoch passes a multiple of ``verbose_interval``
+        rounds. The rounds per second are those since the previous line of
+        the call. Lines are printed between the blocks of 256 rows in which
+        the rounds are played, never during a block, so a line comes at the
+        end of the block in which the multiple falls.
+
+    verbose_interval : int, default=10_000
+        Rounds between two progress lines of ``partial_fit`` (and within the
+        epochs of ``fit`` with ``verbose >= 2``), as ``verbose_interval``
+        of :class:`~sklearn.mixture.GaussianMixture` counts iterations.
 """
 
 _ATTRIBUTES_DOC = """
@@ -140,10 +203,15 @@ class KernelPerceptron(BaseKernelOnlineClassifier):
         coef0=0.0,
         kernel_params=None,
         max_iter=5,
+        tol=1e-3,
+        n_iter_no_change=5,
         shuffle=True,
+        class_weight=None,
         average=False,
         warm_start=False,
         random_state=None,
+        verbose=0,
+        verbose_interval=10_000,
     ):
         super().__init__(
             kernel=kernel,
@@ -152,10 +220,15 @@ class KernelPerceptron(BaseKernelOnlineClassifier):
             coef0=coef0,
             kernel_params=kernel_params,
             max_iter=max_iter,
+            tol=tol,
+            n_iter_no_change=n_iter_no_change,
             shuffle=shuffle,
+            class_weight=class_weight,
             average=average,
             warm_start=warm_start,
             random_state=random_state,
+            verbose=verbose,
+            verbose_interval=verbose_interval,
         )
 
     def _make_rule(self):
@@ -210,10 +283,15 @@ class Stoptron(KernelPerceptron):
         coef0=0.0,
         kernel_params=None,
         max_iter=5,
+        tol=1e-3,
+        n_iter_no_change=5,
         shuffle=True,
+        class_weight=None,
         average=False,
         warm_start=False,
         random_state=None,
+        verbose=0,
+        verbose_interval=10_000,
     ):
         super().__init__(
             kernel=kernel,
@@ -222,10 +300,15 @@ class Stoptron(KernelPerceptron):
             coef0=coef0,
             kernel_params=kernel_params,
             max_iter=max_iter,
+            tol=tol,
+            n_iter_no_change=n_iter_no_change,
             shuffle=shuffle,
+            class_weight=class_weight,
             average=average,
             warm_start=warm_start,
             random_state=random_state,
+            verbose=verbose,
+            verbose_interval=verbose_interval,
         )
         self.budget = budget
 

@@ -96,10 +96,15 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
         coef0=0.0,
         kernel_params=None,
         max_iter=5,
+        tol=1e-3,
+        n_iter_no_change=5,
         shuffle=True,
+        class_weight=None,
         average=False,
         warm_start=False,
         random_state=None,
+        verbose=0,
+        verbose_interval=10_000,
     ):
         super().__init__(
             kernel=kernel,
@@ -108,10 +113,15 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
             coef0=coef0,
             kernel_params=kernel_params,
             max_iter=max_iter,
+            tol=tol,
+            n_iter_no_change=n_iter_no_change,
             shuffle=shuffle,
+            class_weight=class_weight,
             average=average,
             warm_start=warm_start,
             random_state=random_state,
+            verbose=verbose,
+            verbose_interval=verbose_interval,
         )
         self.budget = budget
 

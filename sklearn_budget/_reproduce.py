@@ -259,44 +259,78 @@ def _projectron_table(title, rows, runs, n, paper=None):
     return lines
 
 
-# Figs. 1-3 of the Projectron paper: file name stem, x and y axis labels.
+# Figs. 1-3 of the Projectron paper: file name stem, x and y axis labels, and
+# which axes are logarithmic. Support sizes span decades (the Projectrons
+# stay near 100 while PA-I passes 4000): on a linear axis the Projectron
+# curves are flat lines or vertical strokes at the left edge.
 PROJECTRON_FIGURES = (
-    ("fig1_error_vs_rounds", "number of samples", "average online error (%)"),
-    ("fig2_support_vs_rounds", "number of samples", "size of the support set"),
-    ("fig3_error_vs_support", "size of the support set", "average online error (%)"),
+    ("fig1_error_vs_rounds", "number of samples", "average online error (%)", ""),
+    ("fig2_support_vs_rounds", "number of samples", "size of the support set", "y"),
+    ("fig3_error_vs_support", "size of the support set", "average online error (%)", "x"),
 )
 
+# The budget rules play the Perceptron until |S| = B, and then all keep B
+# members: their curves coincide there. Distinct line styles, and markers at
+# different rounds (``phase``, a fraction of the spacing between markers),
+# keep each of them visible where they overlap.
+_PROJECTRON_STYLES = {
+    "Perceptron": dict(color="C0", linestyle="-", marker=None, phase=0),
+    "PA-I": dict(color="C1", linestyle="-", marker=None, phase=0),
+    "Projectron": dict(color="C2", linestyle="-", marker="o", phase=0),
+    "Projectron++": dict(color="C3", linestyle="-", marker="D", phase=1 / 2),
+    "Forgetron": dict(color="C4", linestyle="--", marker="v", phase=0),
+    "RBP": dict(color="C5", linestyle="-.", marker="^", phase=1 / 3),
+    "Stoptron": dict(color="C6", linestyle=":", marker="s", phase=2 / 3),
+}
 
-def _projectron_figures(out, prefix, dataset, rows, runs, checkpoints, budget):
-    """Figs. 1-3 of the Projectron paper for one budget: online error and
-    support size against rounds, and online error against support size."""
+
+def _projectron_figures(out, prefix, dataset, rows, runs, checkpoints, budgets):
+    """Figs. 1-3 of the Projectron paper, one panel per budget of the table:
+    online error and support size against rounds, and online error against
+    support size. Curves are means over the permutations, with a band of one
+    standard deviation either side."""
     plt = _pyplot()
     if plt is None:
         return []
-    algs = [(alg, B) for alg, B in rows if B in (None, budget)]
     curves = {}
-    for key in algs:
-        res = runs[key]
-        curves[key] = (
-            100.0 * np.mean([r["mistakes"] for r in res], axis=0) / checkpoints,
-            np.mean([r["support"] for r in res], axis=0),
-        )
+    for key in rows:
+        err = 100.0 * np.array([r["mistakes"] for r in runs[key]]) / checkpoints
+        sup = np.array([r["support"] for r in runs[key]], dtype=float)
+        curves[key] = (err.mean(axis=0), err.std(axis=0), sup.mean(axis=0), sup.std(axis=0))
+    n_perm = len(runs[rows[0]])
+    # Markers at about 10 points of each curve.
+    every = max(1, len(checkpoints) // 10)
     paths = []
-    for i, (stem, xlabel, ylabel) in enumerate(PROJECTRON_FIGURES):
-        fig, ax = plt.subplots(figsize=(6.4, 4.8))
-        for j, key in enumerate(algs):
-            err, sup = curves[key]
-            x = sup if i == 2 else checkpoints
-            yv = sup if i == 1 else err
-            # The budget rules play the Perceptron until |S| = B: dash them
-            # so that the overlapping curves stay visible.
-            style = "-" if key[1] is None or key[0].startswith("Projectron") else "--"
-            ax.plot(x, yv, style, color=f"C{j}", label=key[0], linewidth=1.5)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"{dataset}, B = {budget}")
-        ax.grid(alpha=0.3)
-        ax.legend()
+    for i, (stem, xlabel, ylabel, log) in enumerate(PROJECTRON_FIGURES):
+        fig, axes = plt.subplots(
+            1, len(budgets), figsize=(1.6 + 4.8 * len(budgets), 4.6), sharey=True, squeeze=False
+        )
+        for ax, budget in zip(axes[0], budgets):
+            keys = [(alg, B) for alg, B in rows if B in (None, budget)]
+            for key in keys:
+                err, err_std, sup, sup_std = curves[key]
+                x = sup if i == 2 else checkpoints
+                y, spread = (sup, sup_std) if i == 1 else (err, err_std)
+                style = dict(_PROJECTRON_STYLES[key[0]])
+                style["markevery"] = (int(style.pop("phase") * every), every)
+                ax.plot(x, y, label=key[0], linewidth=1.5, markersize=4, **style)
+                ax.fill_between(x, y - spread, y + spread, color=style["color"], alpha=0.2,
+                                linewidth=0)  # fmt: skip
+            if "x" in log:
+                ax.set_xscale("log")
+            if "y" in log:
+                ax.set_yscale("log")
+            ax.set_xlabel(xlabel)
+            ax.set_title(f"B = {budget}")
+            ax.grid(alpha=0.3, which="both")
+        axes[0, 0].set_ylabel(ylabel)
+        # Beside the panels, where it covers no curve.
+        axes[0, -1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize="small")
+        fig.suptitle(
+            f"{dataset}: mean over {n_perm} permutations, band: ± 1 std; "
+            "the budget rules play the Perceptron until |S| = B",
+            fontsize="medium",
+        )
         paths.append(_save_figure(plt, fig, out, f"{prefix}_{stem}.png"))
     return paths
 
@@ -304,7 +338,7 @@ def _projectron_figures(out, prefix, dataset, rows, runs, checkpoints, budget):
 def output_files(name):
     """The names of the files experiment ``name`` writes into its output folder."""
     if name.startswith("projectron"):
-        figures = [f"{name}_{stem}.png" for stem, _, _ in PROJECTRON_FIGURES]
+        figures = [f"{name}_{stem}.png" for stem, *_ in PROJECTRON_FIGURES]
     else:
         figures = [f"{name}.png"]
     return [f"{name}.md", f"{name}.json", *figures]
@@ -725,7 +759,7 @@ def _run_projectron(name, quick, out, n_jobs, seed, data_home, prog):
         ]
         if seed == 0:
             lines += ["", NOTES[name]]
-    figures = _projectron_figures(out, name, dataset, rows, runs, checkpoints, budgets[0])
+    figures = _projectron_figures(out, name, dataset, rows, runs, checkpoints, budgets)
     settings = {
         "dataset": dataset,
         "gamma": gamma,

@@ -60,10 +60,14 @@ def test_demo_reports_every_estimator():
     rows = {line.split(" (")[0].split()[0]: line.split() for line in lines[3:]}
     assert set(rows) == set(sklearn_budget.__all__)
     for name, fields in rows.items():
-        err, size, acc = float(fields[-4]), int(fields[-3]), float(fields[-2])
-        assert 0 < err < 60 and 0 < acc <= 100
-        if "B=50" in " ".join(fields):
-            assert size <= 50
+        acc = float(fields[-2])
+        assert 0 < acc <= 100
+        if name != "KernelMatchingPursuit":  # batch: no online mistakes
+            assert 0 < float(fields[-4]) < 60
+        if name != "Winnow":  # linear: no support set
+            size = int(fields[-3])
+            if "B=50" in " ".join(fields):
+                assert size <= 50
 
 
 def test_module_entry_point_runs_the_demo():

@@ -1,0 +1,235 @@
+"""Budgeted Stochastic Gradient Descent (kernel Pegasos with a budget)."""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import BaseKernelOnlineClassifier
+from ._online_fast import BudgetedSGDRule
+from ._perceptron import _doc
+
+_MAINTENANCE = {"removal": 0, "projection": 1, "merging": 2}
+
+# A margin-error example whose distance to the span of the support set is
+# below this fraction of its norm (squared) is projected instead of added:
+# the Gram factor of the projection maintenance stays regular.
+_DEPENDENCE_RTOL = 1e-10
+
+
+class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
+    __doc__ = _doc(
+        """Budgeted Stochastic Gradient Descent (Wang, Crammer and Vucetic, 2012).
+
+    Kernel Pegasos on the L2-regularised hinge loss
+    ``alpha / 2 ||f||^2 + mean_t max(0, 1 - m_t)`` with a bounded support
+    set. Round ``t`` (counted over the whole stream) takes the step
+    ``eta_t = 1 / (alpha t)``: every coefficient shrinks by ``1 - 1/t``
+    and, on a margin error (``m_t < 1``), the example joins the support set
+    with coefficient ``eta_t y_t`` (times its sample weight). When the
+    support set then holds ``budget + 1`` members, one budget maintenance
+    step brings it back to ``budget``:
+
+    - ``'removal'``: the member of smallest ``||alpha_j||^2 k(x_j, x_j)``
+      leaves;
+    - ``'projection'``: that member leaves and its function
+      ``alpha_j k(x_j, .)`` is projected on the span of the others, whose
+      coefficients absorb it (``O(budget^2)`` per step);
+    - ``'merging'`` (rbf kernel, dense input): the member ``m`` of smallest
+      ``||alpha_m||`` is merged with the partner ``n`` that loses the least
+      weight, into one new point ``z = h x_m + (1 - h) x_n`` whose
+      coefficients are the projection of the pair on ``k(z, .)``.
+
+    With more than two classes the loss is the multiclass hinge of the
+    largest other score (Crammer and Singer): a margin error adds
+    ``+eta_t`` to the row of the true class and ``-eta_t`` to the row of the
+    highest-scoring other class, on one shared support set.
+
+    Parameters
+    ----------
+    budget : int, default=100
+        Maximum number of support vectors.
+
+    alpha : float, default=1e-4
+        Regularisation strength (the ``lambda`` of Pegasos); the step of
+        round ``t`` is ``1 / (alpha t)``.
+
+    maintenance : {'merging', 'projection', 'removal'}, default='merging'
+        Budget maintenance. 'merging' needs the rbf kernel and dense input.
+{common}
+    Attributes
+    ----------{attributes}
+    See Also
+    --------
+    Forgetron : Shrinks the coefficients and removes the oldest member.
+    ProjectronPlusPlus : Projects instead of adding, optionally under a
+        hard budget.
+    sklearn.linear_model.SGDClassifier : Linear models by SGD.
+
+    Notes
+    -----
+    The shrink of every round is kept exact without touching every
+    coefficient: after round ``t`` every coefficient is ``1 / (alpha t)``
+    times a stored value that only additions and maintenance change.
+
+    Decisions where the paper leaves a choice (ALGORITHMS.md):
+
+    - Candidates of a maintenance whose scores tie (within a relative
+      ``1e-9``) are decided in favour of the oldest member. Without
+      projection or merging, every member's score is the same
+      (``eta_t^2 k(x, x)`` times its sample weight squared), so 'removal'
+      removes the oldest.
+    - 'merging' maximises ``||alpha_z||^2`` over ``h`` by golden-section
+      search to a tolerance of ``1e-6`` on ``h``: on ``[0, 1]`` (``z`` between
+      the two points) when ``alpha_m . alpha_n >= 0``, else on ``[-1, 0]``
+      (``z`` beyond ``x_n``, away from ``x_m``); comparisons within a
+      relative ``1e-12`` keep the half nearer ``x_n``, so that the two
+      mirror-image optima of equal coefficients (the common case, the
+      shrink being uniform) are told apart by rule, not by rounding. A
+      merged point is not a
+      training example: its entry of ``support_`` is ``-1`` (merged members
+      come after the training rows in ``support_``, ``support_vectors_`` and
+      ``dual_coef_``), and ``support_vectors_`` holds the merged vector.
+    - 'projection' keeps a Cholesky factor of the members' Gram matrix. A
+      margin-error example already in the span of the members (its distance
+      to the span below ``1e-5`` of its norm) is projected on them instead
+      of added: the same function, and a regular factor.
+
+    With ``average=True`` the averaged hypothesis keeps the exact
+    contribution of every member that ever was in the support set
+    (including merged points), so it may have more than ``budget`` support
+    vectors.
+
+    Each round costs the kernel row of the example against the support set
+    plus ``O(budget)``; a maintenance step adds ``O(budget)`` (removal),
+    ``O(budget^2)`` (projection) or ``O(budget (n_features + 30))``
+    (merging: one golden-section search per partner). Memory is
+    ``O(budget^2)`` for projection and ``O(budget n_features)`` otherwise,
+    whatever the length of the stream.
+
+    References
+    ----------
+    Z. Wang, K. Crammer and S. Vucetic. Breaking the curse of
+    kernelization: budgeted stochastic gradient descent for large-scale SVM
+    training. Journal of Machine Learning Research 13, 2012.
+
+    S. Shalev-Shwartz, Y. Singer, N. Srebro and A. Cotter. Pegasos: primal
+    estimated sub-gradient solver for SVM. Mathematical Programming 127,
+    2011.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from sklearn_budget import BudgetedSGDClassifier
+    >>> X, y = make_moons(n_samples=300, noise=0.1, random_state=0)
+    >>> clf = BudgetedSGDClassifier(budget=30, alpha=1e-3, gamma=2.0, random_state=0)
+    >>> clf = clf.fit(X, y)
+    >>> len(clf.support_) <= 30
+    True
+    >>> clf.score(X, y) > 0.9
+    True
+    """
+    )
+
+    _parameter_constraints: dict = {
+        **BaseKernelOnlineClassifier._parameter_constraints,
+        "budget": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0.0, None, closed="neither")],
+        "maintenance": [StrOptions(set(_MAINTENANCE))],
+    }
+
+    # alpha fixes the scale of the stored coefficients, 1 / (alpha t).
+    _stream_params = BaseKernelOnlineClassifier._stream_params + (
+        "budget",
+        "alpha",
+        "maintenance",
+    )
+
+    _removes_members = True
+
+    def __init__(
+        self,
+        budget=100,
+        *,
+        alpha=1e-4,
+        maintenance="merging",
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        kernel_params=None,
+        max_iter=5,
+        tol=1e-3,
+        n_iter_no_change=5,
+        shuffle=True,
+        class_weight=None,
+        average=False,
+        warm_start=False,
+        random_state=None,
+        verbose=0,
+        verbose_interval=10_000,
+    ):
+        super().__init__(
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            kernel_params=kernel_params,
+            max_iter=max_iter,
+            tol=tol,
+            n_iter_no_change=n_iter_no_change,
+            shuffle=shuffle,
+            class_weight=class_weight,
+            average=average,
+            warm_start=warm_start,
+            random_state=random_state,
+            verbose=verbose,
+            verbose_interval=verbose_interval,
+        )
+        self.budget = budget
+        self.alpha = alpha
+        self.maintenance = maintenance
+
+    @property
+    def _direct_only(self):
+        # Merged points have no column in a kernel block.
+        return self.maintenance == "merging"
+
+    def _max_members(self):
+        return self.budget + 1
+
+    def _reset(self, X, from_partial_fit=False):
+        if self.maintenance == "merging":
+            if self.kernel != "rbf":
+                raise ValueError(
+                    f"maintenance='merging' needs kernel='rbf', got kernel={self.kernel!r}: "
+                    "use maintenance='projection' or 'removal' with other kernels."
+                )
+            if sp.issparse(X):
+                raise TypeError(
+                    "maintenance='merging' builds new dense points and does not accept "
+                    "sparse input: pass X.toarray(), or use maintenance='projection' or "
+                    "'removal', which accept sparse data."
+                )
+        super()._reset(X, from_partial_fit)
+
+    def _reset_rule(self):
+        if self.maintenance == "projection":
+            self._add_state("chol", np.zeros((0, 0)), (0, 1))
+            self._add_state("order", np.zeros(0, dtype=np.int64), (0,))
+            self._add_state("rowof", np.zeros(0, dtype=np.int64), (0,))
+
+    def _make_rule(self):
+        return BudgetedSGDRule(
+            float(self.alpha), self.budget, _MAINTENANCE[self.maintenance], _DEPENDENCE_RTOL
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if self.maintenance == "merging":
+            tags.input_tags.sparse = False
+        return tags

@@ -1,0 +1,811 @@
+"""Winnow: a linear online classifier with multiplicative updates."""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import copy
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
+
+from ._base import _reject_datetime, _shuffle_rng
+
+# Rows whose bias column and norms are built at once.
+_BLOCK_SIZE = 1024
+
+# Most rows scored at once between two updates (the run grows while no
+# update happens and shrinks after one).
+_MAX_RUN = 512
+
+# A class's weights are stored as log-weights and used scaled by exp(-g).
+# An update may raise them up to exp(_HEADROOM) above that scale before the
+# class is rescaled, so a scaled weight stays below exp(300) ~ 1e130.
+_HEADROOM = 300.0
+
+# A scaled score is trusted when its size exceeds _TINY times
+# (||x||_1 + nnz(x)): the weights and products lost to underflow (at most
+# 5e-324 each) are then below 1e-33 of it. Rows with a larger |x| than
+# _HUGE_X, whose products with the scaled weights could overflow, are always
+# scored in the log domain.
+_TINY = 1e-290
+_HUGE_X = 1e100
+
+# Largest log-weight published as is: beyond it (or below its negative),
+# coef_ and intercept_ are rescaled (see log_scale_).
+_PUBLISH_RANGE = 700.0
+
+
+def _log_abs_diff(p, m):
+    """Log-magnitude and sign of ``exp(p) - exp(m)``, without forming either."""
+    d = p - m
+    d[np.isnan(d)] = 0.0  # both -inf: a zero weight
+    with np.errstate(divide="ignore"):
+        log_mag = np.maximum(p, m) + np.log(-np.expm1(-np.abs(d)))
+    sign = np.sign(d)
+    log_mag[sign == 0] = -np.inf
+    return log_mag, sign
+
+
+def _log_abs(theta, balanced):
+    """Log-magnitude and sign of the effective weights of the log-weights ``theta``.
+
+    Unbalanced, the weight is ``exp(theta)``; balanced, it is
+    ``exp(theta) - exp(-theta)`` (the positive copy minus the negative one).
+    """
+    if not balanced:
+        return theta, np.ones_like(theta)
+    return _log_abs_diff(theta, -theta)
+
+
+def _scaled(theta, g, balanced):
+    """Effective weights of the log-weights ``theta`` times ``exp(-g)``.
+
+    The caller ensures the result cannot overflow (see ``_HEADROOM``).
+    """
+    if g == 0.0:
+        return 2.0 * np.sinh(theta) if balanced else np.exp(theta)
+    log_mag, sign = _log_abs(theta, balanced)
+    return sign * np.exp(log_mag - g)
+
+
+def _log_scores(log_mag, sign, vals):
+    """Sign and log-magnitude of the scores of one row, computed in the log domain.
+
+    ``log_mag`` and ``sign`` (one row per class) describe the weights of the
+    row's non-zero coordinates, whose values are ``vals``. Every term is
+    divided by the largest one before summing, so nothing overflows and the
+    largest term never underflows, whatever the size of the weights.
+    """
+    terms = log_mag + np.log(np.abs(vals))
+    top = terms.max(axis=1, initial=-np.inf)
+    top[~np.isfinite(top)] = 0.0  # all weights zero: the score is 0
+    s = (sign * np.exp(terms - top[:, None])) @ np.sign(vals)
+    with np.errstate(divide="ignore"):
+        return np.sign(s), np.log(np.abs(s)) + top
+
+
+def _order_key(sign, log_mag):
+    """With ``sign``, a key that orders scores given as sign and log-magnitude."""
+    return np.where(sign > 0, log_mag, np.where(sign < 0, -log_mag, 0.0))
+
+
+def _argmax_exact(sign, log_mag):
+    """Row-wise argmax (first on ties) of scores given as sign and log-magnitude."""
+    key = _order_key(sign, log_mag)
+    best = sign.max(axis=1, keepdims=True)
+    return np.where(sign == best, key, -np.inf).argmax(axis=1)
+
+
+def _is_strict_max(c, sign, log_mag):
+    """Whether score ``c`` is larger than every other one (a tie is not)."""
+    key = _order_key(sign, log_mag)
+    others = np.arange(len(sign)) != c
+    beats = (sign[others] > sign[c]) | ((sign[others] == sign[c]) & (key[others] >= key[c]))
+    return not beats.any()
+
+
+def _overflow_message(what):
+    return (
+        f"{what}: a log-weight of Winnow (a sum of eta * sample_weight * x over the "
+        "mistakes) left the float64 range. Scale the features (for example with "
+        "StandardScaler or MaxAbsScaler), or use a smaller eta or smaller sample "
+        "weights. The model is left as it was before the call."
+    )
+
+
+class Winnow(ClassifierMixin, BaseEstimator):
+    """Winnow: a linear online classifier with multiplicative updates.
+
+    Winnow predicts ``sign(w . x + b)`` with positive weights, all ones at
+    the start, and on each prediction mistake (``y (w . x + b) <= 0``,
+    labels in ``{-1, +1}``) multiplies every weight by
+    ``exp(eta * y * x_j)`` and the bias by ``exp(eta * y)`` (Littlestone,
+    1988, in the exponential form of the lecture notes "Online learning:
+    Perceptron and Winnow"). Features with no bearing on the target are winnowed out
+    geometrically fast, so its mistakes grow only with the logarithm of the
+    number of irrelevant features, where the Perceptron's grow linearly.
+
+    With ``balanced=True`` (the default) the model keeps a positive and a
+    negative copy of every weight and of the bias, and its effective
+    weights are their differences, which can be negative. More than two
+    classes are learned one-vs-rest, as in
+    :class:`~sklearn.linear_model.SGDClassifier`.
+
+    Parameters
+    ----------
+    eta : float, default=0.1
+        Learning rate: the log of a weight moves by ``eta * y * x_j`` on a
+        mistake (times the sample weight). It is not scale-free, so scale
+        the features, for example to ``[-1, 1]``. The default was measured
+        as a safe choice on such data (USPS digits, Adult, Gaussian blobs),
+        where larger values can cost much accuracy; on sparse boolean data
+        with many irrelevant features, values from 0.5 to 1 make fewer
+        mistakes. For small ``eta`` the effective weights stay nearly linear
+        in the log-weights and Winnow behaves much like the Perceptron. May
+        be changed between calls of a stream, like a learning-rate schedule.
+
+    balanced : bool, default=True
+        Whether to learn on ``[x, 1, -x, -1]`` instead of ``[x, 1]``, so that
+        the effective weights and bias can be negative. Without it, the
+        weights and the bias stay positive: on non-negative data every score
+        is then positive.
+
+    max_iter : int, default=5
+        Number of online epochs over the training data played by ``fit``.
+        ``fit`` stops earlier after an epoch without any update.
+
+    shuffle : bool, default=True
+        Whether ``fit`` reshuffles the training data before each epoch.
+
+    average : bool, default=False
+        If True, the fitted hypothesis (``coef_``, ``intercept_``,
+        :meth:`predict`) is the average of the hypotheses used in every
+        round played (the online-to-batch conversion), maintained exactly
+        at the cost of the updates. The online algorithm itself is not
+        changed, and ``n_mistakes_`` still counts the mistakes of the
+        hypotheses played online.
+
+    warm_start : bool, default=False
+        If True, ``fit`` continues the current stream instead of starting a
+        new one. ``balanced`` and ``average`` are fixed for a stream:
+        ``partial_fit`` and a warm-started ``fit`` refuse to go on after
+        they changed.
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds the shuffling of ``fit``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Effective weights of the features in the original feature space
+        (balanced: positive copy minus negative copy): one row for two
+        classes, one row per class otherwise.
+
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Effective bias of each row of ``coef_``.
+
+    log_scale_ : float
+        ``coef_`` and ``intercept_`` are the weights of the hypothesis
+        divided by ``exp(log_scale_)``. It is 0 unless the largest weight is
+        beyond ``exp(700)`` or below ``exp(-700)``; then it is the log of that
+        weight, so that the largest entry of ``coef_`` and ``intercept_`` is
+        1 in size. One factor serves every class, so the signs and the order
+        of the scores, hence :meth:`predict`, are those of the hypothesis.
+
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+
+    n_mistakes_ : int
+        Prediction mistakes made while training, in the order the rounds
+        were played: rounds where ``y f(x) <= 0`` (two classes), or where
+        the score of the true class is not larger than every other score
+        (more classes). Cumulative over ``partial_fit`` calls, reset by
+        ``fit`` unless ``warm_start=True``.
+
+    n_iter_ : int
+        Number of epochs played by the last ``fit`` (1 after ``partial_fit``).
+
+    n_features_in_ : int
+        Number of features seen during the first fit.
+
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during the first fit. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    KernelPerceptron : The additive-update counterpart (with
+        ``kernel='linear'``: the Perceptron without a bias).
+    sklearn.linear_model.Perceptron : The linear Perceptron, with a bias.
+    sklearn.linear_model.SGDClassifier : Linear models by SGD, one-vs-rest
+        for more than two classes as here.
+
+    Notes
+    -----
+    The update follows the lecture notes "Online learning: Perceptron and
+    Winnow": on a mistake with the wrong prediction ``yhat``,
+    ``w <- w * exp(-eta yhat x)`` and ``b <- b exp(-eta yhat)``, from
+    weights and bias of ones. A score of exactly zero counts as a
+    mistake (the notes' ``sign(0)`` is not defined), and the update then
+    uses ``yhat = -y``, so every mistake moves the weights towards ``y``.
+
+    **Balanced form.** The notes replace ``x`` by ``[x; -x]``. Here the bias
+    input ``1`` is doubled as well, giving a positive and a negative bias:
+    a single positive bias would push every score towards the positive
+    class. Since both copies start at one and move by opposite amounts, the
+    negative copy is always the inverse of the positive one, and the
+    effective weight is ``2 sinh(theta)`` for the log-weight ``theta`` of
+    the positive copy. The very first example is therefore always a
+    mistake (score 0), as for the Perceptron.
+
+    **Log-domain storage.** The weights are stored as their logarithms, so
+    that no weight overflows or underflows over a long stream. Scores are
+    computed with the weights scaled by a per-class factor ``exp(-g)``
+    chosen to keep them in range; a round whose scaled score is too small
+    to trust (the weights underflowed) or whose features are huge is scored
+    exactly in the log domain instead, each term divided by the largest
+    before summing. The decisions of training and :meth:`predict` are
+    therefore right whatever the size of the weights. Their size does grow
+    without bound on streams that are not separable once ``eta`` is not
+    small (for example to ``exp(3000)`` after a million rounds at ``eta=1``
+    with 0.2% of flipped labels): the log-weights drift up together, mostly
+    as a common factor of all the weights, on which no prediction depends.
+    Such weights are published rescaled (see ``log_scale_``). :meth:`decision_function` returns
+    ``X @ coef_.T + intercept_``, and raises a ``ValueError`` when a score
+    overflows float64 (features far larger than the training data), where
+    :meth:`predict` still compares the scores exactly. A call fails, leaving
+    the model as it was, only if a log-weight itself overflows.
+
+    **Multiclass.** One weight vector per class, each trained on the
+    class-versus-rest labels of every round; :meth:`predict` returns the
+    class of the largest score.
+
+    **Sample weights** multiply ``eta`` for their row; rows of weight zero
+    are not played at all.
+
+    **Averaging** (``average=True``) uses the hypothesis in force when each
+    round is predicted, as the other estimators of the package do. Each
+    weight's running sum over rounds is kept in the log domain and brought
+    up to date only when the weight changes (the timestamp trick), so a
+    round costs no more than without averaging.
+
+    The round loop is written in Python over NumPy: between two updates
+    the scores of many rows are computed at once, since they share the
+    weights; a mistake costs a few NumPy calls over the row's non-zero
+    features.
+
+    References
+    ----------
+    N. Littlestone, "Learning quickly when irrelevant attributes abound: a
+    new linear-threshold algorithm", Machine Learning 2(4), 1988.
+
+    "Online learning: Perceptron and Winnow", lecture notes (the update,
+    the initial weights of ones and the balanced form used here).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_budget._winnow import Winnow
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randint(0, 2, size=(300, 50)).astype(float)
+    >>> y = (X[:, 0] + X[:, 1] + X[:, 2] >= 2).astype(int)
+    >>> clf = Winnow(eta=0.5, random_state=0).fit(X, y)
+    >>> clf.score(X, y) > 0.95
+    True
+    >>> bool(np.all(np.abs(clf.coef_[0, 3:]) < np.abs(clf.coef_[0, :3]).min()))
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "eta": [Interval(Real, 0.0, None, closed="neither")],
+        "balanced": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "average": ["boolean"],
+        "warm_start": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    # Parameters fixed for the whole of a stream: they shape its state.
+    _stream_params = ("balanced", "average")
+
+    def __init__(
+        self,
+        *,
+        eta=0.1,
+        balanced=True,
+        max_iter=5,
+        shuffle=True,
+        average=False,
+        warm_start=False,
+        random_state=None,
+    ):
+        self.eta = eta
+        self.balanced = balanced
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.average = average
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------
+    # State
+    # ------------------------------------------------------------------
+    def _reset(self, n_features):
+        """Start a new stream: every weight and bias at one."""
+        n_rows = 1 if len(self.classes_) == 2 else len(self.classes_)
+        shape = (n_rows, n_features + 1)  # the last column is the bias
+        theta = np.zeros(shape)
+        self._state = {
+            "theta": theta,  # log-weights (balanced: of the positive copies)
+            "g": np.zeros(n_rows),  # log of each class's scale
+            # Upper bound on each class's log-weights (balanced: their size).
+            "bound": np.zeros(n_rows),
+            "u": _scaled(theta, 0.0, self.balanced),  # weights times exp(-g)
+            "counters": np.zeros(3, dtype=np.int64),  # rounds, mistakes, updates
+        }
+        if self.average:
+            # Log of the sum over rounds of each (positive, negative) weight,
+            # up to the round in "stamp".
+            self._state["acc_plus"] = np.full(shape, -np.inf)
+            if self.balanced:
+                self._state["acc_minus"] = np.full(shape, -np.inf)
+            self._state["stamp"] = np.zeros(shape, dtype=np.int64)
+        self._stream_config = {name: getattr(self, name) for name in self._stream_params}
+
+    def _check_stream_continues(self):
+        """Refuse to go on with a stream whose state no longer fits the parameters."""
+        changed = [
+            f"{name}={old!r} -> {getattr(self, name)!r}"
+            for name, old in self._stream_config.items()
+            if getattr(self, name) != old
+        ]
+        if changed:
+            raise ValueError(
+                f"Parameters fixed for the stream changed since it started ({', '.join(changed)}): "
+                "call fit with warm_start=False (or clone the estimator) to start a new stream."
+            )
+
+    def _atomic(self, method, *args):
+        """Run ``method``; if it fails or is interrupted, undo everything it did."""
+        snap = copy.copy(vars(self))
+        if "_state" in snap:
+            # The rounds change the state arrays in place.
+            snap["_state"] = {name: a.copy() for name, a in self._state.items()}
+        try:
+            return method(*args)
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(snap)
+            raise
+
+    # ------------------------------------------------------------------
+    # Playing the stream
+    # ------------------------------------------------------------------
+    def _play(self, X, y, w):
+        """Play the rounds ``(X[i], y[i])`` in order.
+
+        ``y`` holds class indices and ``w`` the sample weights (all positive).
+        """
+        n_rows = self._state["theta"].shape[0]
+        if n_rows == 1:
+            Y = (2.0 * y - 1.0)[None, :]
+        else:
+            Y = np.where(y == np.arange(n_rows)[:, None], 1.0, -1.0)
+        for start in range(0, X.shape[0], _BLOCK_SIZE):
+            sl = slice(start, start + _BLOCK_SIZE)
+            # Overflow only comes with non-finite log-weights, reported below.
+            with np.errstate(over="ignore", invalid="ignore"):
+                self._play_block(X[sl], Y[:, sl], y[sl], w[sl])
+            if not np.isfinite(self._state["theta"]).all():
+                raise ValueError(_overflow_message("Non-finite log-weights"))
+
+    def _play_block(self, X, Y, y, w):
+        """Play a block of rounds; ``Y`` holds the labels +-1 of each class (a row each)."""
+        state, balanced, eta = self._state, self.balanced, float(self.eta)
+        theta, u, g, bound = state["theta"], state["u"], state["g"], state["bound"]
+        n_rows, n_coords = theta.shape
+        binary = n_rows == 1
+        n = X.shape[0]
+        # The bias is one more coordinate, of value 1 in every row.
+        sparse = sp.issparse(X)
+        if sparse:
+            X1 = sp.hstack([X, np.ones((n, 1))], format="csr")
+            indptr, indices, data = X1.indptr, X1.indices, X1.data
+            size = np.abs(data)
+            l1 = np.add.reduceat(size, indptr[:-1])  # every row has its bias entry
+            largest = np.maximum.reduceat(size, indptr[:-1])
+            nnz = np.diff(indptr)
+        else:
+            X1 = np.hstack([X, np.ones((n, 1))])
+            size = np.abs(X1)
+            l1, largest, nnz = size.sum(axis=1), size.max(axis=1), n_coords
+        trust = _TINY * (l1 + nnz)
+        trust[largest > _HUGE_X] = np.inf
+
+        t0, mistakes, updates = int(state["counters"][0]), 0, 0
+        # Python copies of the scales and bounds (written back by _rescale
+        # and at the end of the block): cheaper to use per round.
+        gs, bounds = g.tolist(), bound.tolist()
+        same_scale = binary or min(gs) == max(gs)
+        largest = largest.tolist()
+        trust_r = trust.tolist()
+        run, i = 16, 0
+        while i < n:
+            # Scores of the next rows with the current weights: they hold
+            # until the first row that is not clearly right.
+            j = min(n, i + run)
+            if sparse:
+                a, b = indptr[i], indptr[j]
+                scores = np.add.reduceat(u[:, indices[a:b]] * data[a:b], indptr[i:j] - a, axis=1)
+            else:
+                scores = u @ X1[i:j].T
+            right = Y[:, i:j] * scores > trust[i:j]
+            ok = right[0] if binary else right.all(axis=0)
+            f = int(ok.argmin())
+            if ok[f]:
+                i, run = j, min(2 * run, _MAX_RUN)
+                continue
+            r, run = i + f, min(max(4, 2 * (f + 1)), _MAX_RUN)
+            if sparse:
+                idx = indices[indptr[r] : indptr[r + 1]]
+                vals = data[indptr[r] : indptr[r + 1]]
+            else:
+                idx, vals = None, X1[r]
+            # A trusted score that is not clearly right is wrong.
+            if binary:
+                trusted = abs(float(scores[0, f])) > trust_r[r]
+                exact = not trusted
+                if trusted:
+                    wrong, mistake = (0,), True
+            else:
+                s = scores[:, f]
+                trusted = np.abs(s) > trust_r[r]
+                exact = not (same_scale and trusted.all())
+                if not exact:
+                    wrong = np.flatnonzero(~right[:, f])
+                    mistake = s[y[r]] <= np.max(np.delete(s, y[r]))
+            if exact:
+                # Exact decision in the log domain, then a rescale of the
+                # classes whose scaled weights could not score this row.
+                cols = np.arange(n_coords) if idx is None else idx
+                nz = vals != 0
+                sign, log_mag = _log_scores(*_log_abs(theta[:, cols[nz]], balanced), vals[nz])
+                wrong = np.flatnonzero(Y[:, r] * sign <= 0)
+                if binary:
+                    mistake = wrong.size > 0
+                else:
+                    mistake = not _is_strict_max(y[r], sign, log_mag)
+                bound[:] = bounds
+                for k in np.flatnonzero(~np.atleast_1d(trusted)):
+                    self._rescale(k)
+                gs, bounds = g.tolist(), bound.tolist()
+                same_scale = binary or min(gs) == max(gs)
+            t = t0 + r + 1  # rounds of the stream, this one included
+            mistakes += bool(mistake)
+            for k in wrong:
+                step = eta * w[r] * Y[k, r]
+                if self.average:
+                    self._accumulate(k, idx, t)
+                if idx is None:
+                    new = theta[k]
+                    new += step * vals
+                else:
+                    theta[k, idx] += step * vals
+                    new = theta[k, idx]
+                # An upper bound on the log-weights, cheaper than their max.
+                bounds[k] += abs(step) * largest[r]
+                if bounds[k] - gs[k] > _HEADROOM:
+                    bound[:] = bounds
+                    self._rescale(k)
+                    gs, bounds = g.tolist(), bound.tolist()
+                    same_scale = binary or min(gs) == max(gs)
+                elif idx is None:
+                    u[k] = _scaled(new, gs[k], balanced)
+                else:
+                    u[k, idx] = _scaled(new, gs[k], balanced)
+                updates += 1
+            i = r + 1
+        bound[:] = bounds
+        state["counters"] += (n, mistakes, updates)
+
+    def _rescale(self, k):
+        """Choose the scale of class ``k`` from its largest weight, and rescale it."""
+        state, theta = self._state, self._state["theta"][k]
+        log_mag, _ = _log_abs(theta, self.balanced)
+        top = np.max(log_mag)
+        # Keep g = 0 (the cheaper scaling) while the weights are moderate.
+        g = float(top) if np.isfinite(top) and abs(top) > _HEADROOM / 2 else 0.0
+        state["g"][k] = g
+        state["u"][k] = _scaled(theta, g, self.balanced)
+        state["bound"][k] = np.max(np.abs(theta)) if self.balanced else np.max(theta)
+
+    def _accumulate(self, k, idx, t):
+        """Add the current weights of class ``k`` at ``idx`` to their sums up to round ``t``."""
+        state = self._state
+        at = slice(None) if idx is None else idx
+        theta, stamp = state["theta"][k, at], state["stamp"][k]
+        rounds = np.log(t - stamp[at])
+        acc = state["acc_plus"][k]
+        acc[at] = np.logaddexp(acc[at], theta + rounds)
+        if self.balanced:
+            acc = state["acc_minus"][k]
+            acc[at] = np.logaddexp(acc[at], rounds - theta)
+        stamp[at] = t
+
+    def _publish(self):
+        """Set the public attributes from the state."""
+        state = self._state
+        theta, t = state["theta"], int(state["counters"][0])
+        if self.average and t > 0:
+            with np.errstate(divide="ignore"):
+                rounds = np.log(t - state["stamp"])
+            p = np.logaddexp(state["acc_plus"], theta + rounds) - np.log(t)
+            if self.balanced:
+                m = np.logaddexp(state["acc_minus"], rounds - theta) - np.log(t)
+                log_mag, sign = _log_abs_diff(p, m)
+            else:
+                log_mag, sign = p, np.ones_like(p)
+        else:
+            log_mag, sign = _log_abs(theta, self.balanced)
+        # Weights beyond float64 (or all below it) are published divided by
+        # one factor, the same for every class, that makes the largest 1.
+        top = np.max(log_mag)
+        scale = float(top) if np.isfinite(top) and abs(top) > _PUBLISH_RANGE else 0.0
+        log_mag = log_mag - scale
+        weights = sign * np.exp(log_mag)
+        # The published hypothesis in the log domain, for exact predictions.
+        self._log_mag, self._sign = log_mag, sign
+        self.coef_ = np.ascontiguousarray(weights[:, :-1])
+        self.intercept_ = weights[:, -1].copy()
+        self.log_scale_ = scale
+        self.n_mistakes_ = int(state["counters"][1])
+
+    # ------------------------------------------------------------------
+    # Validation and the public API
+    # ------------------------------------------------------------------
+    def _validate_X(self, X, reset):
+        _reject_datetime(X)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=reset)
+        if sp.issparse(X) and not X.has_canonical_format:
+            # One entry per coordinate, in order: never the caller's matrix.
+            X = X.copy()
+            X.sum_duplicates()
+        return X
+
+    def _validate_fit_input(self, X, y, sample_weight, classes, reset):
+        """Validate everything before any state is touched."""
+        X = self._validate_X(X, reset=reset)
+        check_classification_targets(y)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        if classes is None:
+            classes = unique_labels(y)
+        unseen = np.setdiff1d(unique_labels(y), classes)
+        if unseen.size:
+            raise ValueError(
+                f"y contains labels {unseen.tolist()} that are not in classes={classes.tolist()}."
+            )
+        if len(classes) < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got {len(classes)} class"
+            )
+        if sample_weight is None:
+            w = np.ones(X.shape[0])
+        else:
+            w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+            if not np.any(w > 0):
+                raise ValueError("The sample weights are all zero: at least one must be positive.")
+        # Rows of weight zero are not played at all.
+        keep = np.flatnonzero(w > 0)
+        if keep.size < X.shape[0]:
+            X, y, w = X[keep], y[keep], w[keep]
+        return X, np.searchsorted(classes, y), w, classes
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model with ``max_iter`` online epochs over ``(X, y)``.
+
+        Unless ``warm_start=True``, the model is reset first. Each epoch plays
+        the rows as a stream (reshuffled when ``shuffle=True``); fitting stops
+        early after an epoch without any update.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Target values.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each sample: it multiplies ``eta`` on that sample, and
+            samples of weight zero are not played at all.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._atomic(self._fit, X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
+        warm = self.warm_start and hasattr(self, "_state")
+        if warm:
+            self._check_stream_continues()
+        X, y_enc, w, classes = self._validate_fit_input(X, y, sample_weight, None, reset=not warm)
+        if warm and not np.array_equal(classes, self.classes_):
+            raise ValueError(
+                f"The classes of y {classes.tolist()} differ from those of the "
+                f"warm-started model {self.classes_.tolist()}."
+            )
+        self.classes_ = classes
+        if not warm:
+            self._reset(X.shape[1])
+        rng = _shuffle_rng(self.random_state)
+        counters = self._state["counters"]
+        self.n_iter_ = 0
+        for _ in range(self.max_iter):
+            counters[2] = 0  # updates of this epoch
+            order = rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
+            self._play(X[order], y_enc[order], w[order])
+            self.n_iter_ += 1
+            if counters[2] == 0:
+                break
+        self._publish()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Play the rows of ``(X, y)`` as the next rounds of the stream.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The next rows of the stream.
+        y : array-like of shape (n_samples,)
+            Their labels.
+        classes : array-like of shape (n_classes,), default=None
+            All the classes of the stream. Required on the first call (unless
+            the model was fitted with :meth:`fit`); later calls may omit it
+            or must repeat it exactly.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each sample: it multiplies ``eta`` on that sample, and
+            samples of weight zero are not played at all.
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+        return self._atomic(self._partial_fit, X, y, classes, sample_weight)
+
+    def _partial_fit(self, X, y, classes, sample_weight):
+        first = not hasattr(self, "classes_")
+        if first:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit.")
+            classes = unique_labels(classes)
+        else:
+            if classes is not None and not np.array_equal(self.classes_, unique_labels(classes)):
+                raise ValueError(
+                    f"`classes={classes!r}` is not the same as on last call to "
+                    f"partial_fit, was: {self.classes_!r}"
+                )
+            # scikit-learn validates parameters only on the first call; a
+            # stream validates them on every call.
+            self._validate_params()
+            self._check_stream_continues()
+            classes = self.classes_
+        X, y_enc, w, classes = self._validate_fit_input(X, y, sample_weight, classes, reset=first)
+        if first:
+            self.classes_ = classes
+            self._reset(X.shape[1])
+        self._play(X, y_enc, w)
+        self.n_iter_ = 1
+        self._publish()
+        return self
+
+    def _scores(self, X):
+        """Scores of the fitted hypothesis, and exact ones for the rows that need them.
+
+        Returns ``(scores, rows, sign, log_mag)``: ``scores`` from the float64
+        coefficients, and for the ``rows`` where one of them is not finite or
+        too small to trust, every score as sign and log-magnitude.
+        """
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
+            if sp.issparse(X):
+                l1 = np.asarray(abs(X).sum(axis=1)).ravel()
+                nnz = np.diff(X.indptr)
+            else:
+                l1, nnz = np.abs(X).sum(axis=1), X.shape[1]
+            trust = _TINY * (l1 + nnz + 1)
+            ok = np.isfinite(scores) & (np.abs(scores) > trust[:, None])
+        rows = np.flatnonzero(~ok.all(axis=1))
+        n_rows, bias = self._log_mag.shape[0], X.shape[1]
+        sign, log_mag = np.empty((rows.size, n_rows)), np.empty((rows.size, n_rows))
+        for pos, r in enumerate(rows):
+            if sp.issparse(X):
+                sl = slice(X.indptr[r], X.indptr[r + 1])
+                idx, vals = X.indices[sl], X.data[sl]
+            else:
+                idx = np.flatnonzero(X[r])
+                vals = X[r, idx]
+            nz = vals != 0
+            idx, vals = np.append(idx[nz], bias), np.append(vals[nz], 1.0)
+            sign[pos], log_mag[pos] = _log_scores(self._log_mag[:, idx], self._sign[:, idx], vals)
+        return scores, rows, sign, log_mag
+
+    def decision_function(self, X):
+        """Scores ``X @ coef_.T + intercept_`` of the fitted hypothesis.
+
+        They are the scores of the hypothesis divided by
+        ``exp(log_scale_)`` (1 unless the weights leave the float64 range).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The score for two classes (positive means ``classes_[1]``), one
+            column per class otherwise.
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        scores, rows, sign, log_mag = self._scores(X)
+        with np.errstate(over="ignore"):
+            scores[rows] = sign * np.exp(log_mag)
+        if not np.isfinite(scores).all():
+            raise ValueError(
+                "Non-finite scores: a score of X exceeds the float64 range (largest |x|: "
+                f"{abs(X).max():.3g}). predict still compares the scores exactly; scale X as "
+                "the training data were scaled to get finite scores."
+            )
+        return scores[:, 0] if len(self.classes_) == 2 else scores
+
+    def predict(self, X):
+        """Predict class labels for samples in X.
+
+        The signs and the order of the scores are computed exactly, even
+        where the scores themselves exceed the float64 range.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the score is positive and ``classes_[0]``
+            otherwise (two classes); the class of the largest score otherwise.
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        scores, rows, sign, log_mag = self._scores(X)
+        if len(self.classes_) == 2:
+            positive = scores[:, 0] > 0
+            positive[rows] = sign[:, 0] > 0
+            return self.classes_[positive.astype(int)]
+        best = np.argmax(scores, axis=1)
+        best[rows] = _argmax_exact(sign, log_mag)
+        return self.classes_[best]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
