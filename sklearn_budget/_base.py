@@ -40,6 +40,7 @@ from time import perf_counter
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit, log_expit, log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
@@ -135,6 +136,64 @@ def _reject_datetime(X):
             "X has datetime64 or timedelta64 values, which are not numeric features: "
             "convert them to numbers first (for example seconds since a reference date)."
         )
+
+
+# Progressive margins are kept in fixed bins, as weighted counts and sums
+# per class: memory independent of the stream's length, and additive, so the
+# same for any split of a stream into calls. The bins are uniform in
+# log|margin| over [1e-12, 1e12] for each sign (wider margins share the end
+# bins): 5% wide whatever the scale of the scores, which differs by orders
+# of magnitude between algorithms; each bin is represented by its mean.
+_CAL_HALF = 1024
+_CAL_BINS = 2 * _CAL_HALF
+_CAL_LOG_RANGE = (np.log(1e-12), np.log(1e12))
+# Smallest probability scale, relative to the largest margin.
+_MIN_SCALE = 1e-6
+
+
+def _fit_temperature(counts, sums, n_c):
+    """Scale ``a >= 0`` of ``P(correct) = sigmoid(a * margin - log(C - 1))`` by maximum likelihood.
+
+    The model is the softmax of ``a f`` with every other class at the
+    runner-up's score (``C`` classes; a sigmoid for two). ``counts[c, b]``
+    and ``sums[c, b]``: weight and weighted margin sum of the rounds of
+    class ``c`` in bin ``b``; ``n_c[c]``: the rounds of class ``c``. Platt's
+    smoothed targets ``(N_c + 1) / (N_c + 2)`` keep ``a`` finite when every
+    margin is positive.
+    """
+    offset = np.log(max(counts.shape[0] - 1, 1))
+    target = np.broadcast_to(((n_c + 1.0) / (n_c + 2.0))[:, None], counts.shape)
+    used = counts > 0
+    n, t = counts[used], target[used]
+    m = sums[used] / n
+    if n.size == 0 or not np.any(m):
+        return _MIN_SCALE
+
+    def slope(a):  # derivative of the concave log-likelihood, and its derivative
+        p = expit(a * m - offset)
+        return float(np.sum(n * (t - p) * m)), float(np.sum(n * p * (1.0 - p) * m * m))
+
+    if slope(0.0)[0] <= 0.0:
+        # Margins that carry no evidence: near-uniform probabilities, still
+        # ordered as the scores (so that they agree with predict).
+        return _MIN_SCALE / np.max(np.abs(m))
+    lo, hi = 0.0, 1.0 / np.max(np.abs(m))
+    while slope(hi)[0] > 0.0 and hi < 1e300:
+        lo, hi = hi, 2.0 * hi
+    # Newton's steps, kept inside the bracket [lo, hi] of the root of the slope.
+    a = 0.5 * (lo + hi)
+    for _ in range(200):
+        g, h = slope(a)
+        if g > 0.0:
+            lo = a
+        else:
+            hi = a
+        step = a + g / h if h > 0.0 else np.nan
+        a_new = step if lo < step < hi else 0.5 * (lo + hi)
+        if abs(a_new - a) <= 1e-12 * a_new or lo == hi:
+            return a_new
+        a = a_new
+    return a
 
 
 # Fewest rows of a first partial_fit call from which gamma='scale' is taken
@@ -334,6 +393,10 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._add_state("counters", np.zeros(4, dtype=np.int64))  # n, t, mistakes, updates
         # Global scale of the stored coefficients, and the averaging clock.
         self._add_state("scale", np.array([1.0, 0.0]))
+        n_classes = len(self.classes_)
+        self._add_state("cal_counts", np.zeros((n_classes, _CAL_BINS)))
+        self._add_state("cal_sums", np.zeros((n_classes, _CAL_BINS)))
+        self._add_state("cal_n", np.zeros(n_classes))
         self._add_state("alpha", np.zeros((0, n_rows)), (0,))
         for name in ("idx", "born", "cols"):
             self._add_state(name, np.zeros(0, dtype=np.int64), (0,))
@@ -380,13 +443,15 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             return X.toarray() if sp.issparse(X) else np.ascontiguousarray(X)
         return X if sp.issparse(X) else sp.csr_matrix(X)
 
-    def _play(self, X, y, w, index, on_block=None):
+    def _play(self, X, y, w, index, on_block=None, calibrate=True):
         """Play the rounds ``(X[i], y[i])`` in order.
 
         ``y`` holds ``-1/+1`` (two classes) or class indices, ``w`` the sample
         weights (all positive) and ``index`` the identifier stored in
         ``support_`` for each row. ``on_block``, if given, is called after
         each block, with the counters stored (progress output).
+        ``calibrate``: whether the rows are seen for the first time, so that
+        their margins, out of sample, feed the probabilities.
         """
         kernel, state = self._kernel, self._state
         engine = Engine(
@@ -441,6 +506,10 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                     _overflow_message(X, w, f"Non-finite scores at row {row} of the call")
                 )
             engine.store_counters(self._state)
+            if calibrate:
+                t_end = self._t
+                rounds = np.arange(t_end - b + 1, t_end + 1, dtype=np.float64)
+                self._record_margins(engine.margins(b), y[sl], w[sl], rounds)
             retired = engine.retired()
             if retired is not None:
                 ridx, racc, rX, rcol = retired
@@ -455,6 +524,26 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         # The last update of a call has no later round whose scores would show it.
         if not np.isfinite(self._state["alpha"][: self._n]).all():
             raise ValueError(_overflow_message(X, w, "Non-finite coefficients after the call"))
+
+    def _record_margins(self, margins, y, w, rounds):
+        """Add the progressive margins of rounds ``rounds`` to the bins.
+
+        Round ``t`` weighs ``t`` (times its sample weight) in the fit of the
+        scale: later hypotheses are nearer the final one, whose scores the
+        probabilities scale. The per-class totals of Platt's targets count
+        rounds by their sample weight alone.
+        """
+        cls = (y > 0).astype(np.intp) if self._binary else y.astype(np.intp)
+        lo, hi = _CAL_LOG_RANGE
+        with np.errstate(divide="ignore"):
+            u = (np.log(np.abs(margins)) - lo) * (_CAL_HALF / (hi - lo))
+        u = np.clip(np.nan_to_num(u, neginf=0.0), 0, _CAL_HALF - 1).astype(np.intp)
+        bins = np.where(margins >= 0, _CAL_HALF + u, _CAL_HALF - 1 - u)
+        flat, size = cls * _CAL_BINS + bins, self._state["cal_counts"].size
+        wt = w * rounds
+        self._state["cal_counts"] += np.bincount(flat, wt, size).reshape(-1, _CAL_BINS)
+        self._state["cal_sums"] += np.bincount(flat, wt * margins, size).reshape(-1, _CAL_BINS)
+        self._state["cal_n"] += np.bincount(cls, w, len(self._state["cal_n"]))
 
     def _prepare_block(self, b):
         """Grow the rule's own buffers before a block of ``b`` rows; whether they moved."""
@@ -689,7 +778,10 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                     self, self.verbose_interval, (self._t, mistakes), clock, Xp.shape[0]
                 )
             within = progress if verbose >= 2 else None
-            self._play(Xp[order], yp[order], wp[order], ip[order], on_block=within)
+            # Only the first epoch's margins are out of sample.
+            self._play(
+                Xp[order], yp[order], wp[order], ip[order], on_block=within, calibrate=epoch == 0
+            )
             self.n_iter_ += 1
             if progress is not None:
                 progress.end()
@@ -827,6 +919,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             self.support_vectors_ = np.ascontiguousarray(self.support_vectors_)
         self.dual_coef_ = np.ascontiguousarray(coef)
         self.n_mistakes_ = int(state["counters"][2])
+        self.proba_scale_ = _fit_temperature(state["cal_counts"], state["cal_sums"], state["cal_n"])
 
     def _stack(self, parts):
         if self._dense:
@@ -864,6 +957,50 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
                 "data were scaled."
             )
         return scores[:, 0] if self._binary else scores
+
+    def predict_proba(self, X):
+        """Probability estimates from the progressive margins of the stream.
+
+        Every round's margin ``m_t`` is computed before the round's update,
+        so it is out of sample. ``proba_scale_`` is fitted on them by maximum
+        likelihood as ``P(correct) = sigmoid(a m_t - log(C - 1))`` with ``C``
+        classes (Platt scaling without an intercept, with Platt's smoothed
+        targets; round ``t`` weighs ``t``, so that the hypotheses nearer the
+        final one count more; in ``fit``, the first epoch only, whose rows
+        are unseen). The probabilities are
+        ``sigmoid(a f(x))`` for two classes and ``softmax(a f(x))`` otherwise,
+        so that they agree with :meth:`predict`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class, in the order of ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`, computed without underflow.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class, in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        scores = self.proba_scale_ * self.decision_function(X)
+        if self._binary:
+            return np.column_stack([log_expit(-scores), log_expit(scores)])
+        return log_softmax(scores, axis=1)
 
     def predict(self, X):
         """Predict class labels for samples in X.

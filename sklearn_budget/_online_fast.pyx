@@ -158,6 +158,9 @@ cdef class Engine:
     cdef double[::1] k, f, v
     cdef Py_ssize_t r
 
+    # Margin of each round of the block (the progressive margins)
+    cdef double[::1] mout
+
     # Members removed during this call (for the exact average)
     cdef public Py_ssize_t n_ret
     cdef int64_t[::1] ret_idx, ret_col
@@ -210,6 +213,8 @@ cdef class Engine:
     def set_block(self, y, w, diag, index, Kc=None, Xb=None):
         """Rows of the next block: ``Kc`` for the blocked path, ``Xb`` (dense)."""
         cdef Py_ssize_t b = y.shape[0]
+        if self.mout is None or self.mout.shape[0] < b:
+            self.mout = np.zeros(b)
         self.yb = y
         self.w = w
         self.diag = diag
@@ -231,6 +236,10 @@ cdef class Engine:
             self.ret_col = np.zeros(m, dtype=np.int64)
             self.ret_acc = np.zeros((m, self.R))
             self.ret_X = np.zeros((m if self.dense else 0, self.d))
+
+    def margins(self, Py_ssize_t b):
+        """Margins of the first ``b`` rounds of the block, before their updates."""
+        return np.asarray(self.mout[:b]).copy()
 
     def retired(self):
         """Stream index, running sum and row (or block column) of each removed member."""
@@ -272,6 +281,7 @@ cdef class Engine:
                 return
             y = self.yb[jj]
             margin = self.margin(y)
+            self.mout[jj] = margin
             if margin <= 0.0:
                 self.n_mistakes += 1
             rule.on_round(self, y)

@@ -148,6 +148,14 @@ _ATTRIBUTES_DOC = """
     n_iter_ : int
         Number of epochs played by the last ``fit`` (1 after ``partial_fit``).
 
+    proba_scale_ : float
+        Scale ``a`` of the probabilities, ``sigmoid(a f(x))`` (two classes) or
+        ``softmax(a f(x))``: fitted by maximum likelihood on the progressive
+        margins of the stream (the margin of each round before its update,
+        round ``t`` weighted by ``t``; the first epoch only, in ``fit``),
+        summarised in fixed bins so that
+        the memory does not grow with the stream. See :meth:`predict_proba`.
+
     n_features_in_ : int
         Number of features seen during the first fit.
 
