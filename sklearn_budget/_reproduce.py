@@ -613,6 +613,7 @@ EXPERIMENTS = {
     "weston-usps-noise": "Weston et al., Fig. 10 (USPS with 10% label noise)",
     "weston-waveform": "Weston et al., Fig. 11 (Waveform)",
     "weston-banana": "Weston et al., Fig. 12 (Banana)",
+    "bsgd-table3": "Wang, Crammer and Vucetic (2012), Table 3: one pass at budgets 100 and 500",
 }
 
 
@@ -672,6 +673,12 @@ def reproduce(name, *, quick=False, out="sklearn-budget-results", n_jobs=1, rand
     if name.startswith("projectron"):
         lines, figures, runs, settings = _run_projectron(
             name, quick, out, n_jobs, random_state, data_home, prog
+        )
+    elif name == "bsgd-table3":
+        from ._reproduce_bsgd import run_bsgd_table3
+
+        lines, figures, runs, settings = run_bsgd_table3(
+            quick, out, n_jobs, random_state, data_home, prog
         )
     else:
         spec, splits, runs = _weston_experiment(

@@ -24,6 +24,7 @@ from sklearn_budget import (
     TighterBudgetPerceptron,
 )
 from sklearn_budget import _reproduce as rp
+from sklearn_budget import _reproduce_bsgd as rbsgd
 from sklearn_budget.__main__ import demo, main
 from sklearn_budget.datasets import _loaders, make_two_gaussians
 
@@ -144,6 +145,59 @@ def test_reproduce_weston_quick(name, tmp_path, data_env):
     _assert_pngs(figures, 1)
     assert figures[0].name == f"{name}.png"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(rp.output_files(name))
+
+
+def test_reproduce_bsgd_table3_quick(tmp_path, data_env):
+    table, figures = rp.reproduce("bsgd-table3", quick=True, out=tmp_path, progress=None)
+    rows = [r for r in _table_rows(table) if r[0] != "data set"]
+    results = [r for r in rows if len(r) == 8]
+    settings_rows = [r for r in rows if len(r) == 7]
+    names = list(rbsgd.DATASETS)
+    expected = [(n, m) for n in names for m in (*rbsgd.METHODS, "SVC")]
+    assert [(r[0], r[1].split(" (")[0]) for r in results] == expected
+    assert [r[0] for r in settings_rows] == names
+    raw = json.loads((tmp_path / "bsgd-table3.json").read_text(encoding="utf-8"))
+    assert raw["experiment"] == "bsgd-table3" and raw["quick"]
+    settings = raw["settings"]
+    assert settings["budgets"] == [50, 100] and settings["n_runs"] == 1
+    for name, method, b1, paper1, verdict1, b2, paper2, verdict2 in results:
+        # A quick run is not compared with the paper.
+        assert paper1 == verdict1 == "-"
+        sizes = [None] if method.startswith("SVC") else settings["budgets"]
+        for size, cell in zip(sizes, (b1, b2)):
+            algorithm = f"{name}: {method.split(' (')[0]}"
+            runs = [r for r in raw["runs"] if r["algorithm"] == algorithm and r["size"] == size]
+            acc = [r["accuracy"] for r in runs]
+            assert len(acc) == 1 and cell == f"{np.mean(acc):.2f} ± {np.std(acc):.2f}"
+            assert 40 < acc[0] <= 100
+            if size is not None:
+                assert all(r["support"] <= size for r in runs)
+    for name, spec in settings["datasets"].items():
+        # alpha is the best of the validation grid; the SVC has C = 1 / (alpha n).
+        val = {float(a): acc for a, acc in spec["validation"].items()}
+        assert spec["alpha"] == max(val, key=lambda a: (val[a], -a))
+        assert spec["C"] == pytest.approx(1 / (spec["alpha"] * spec["n_train"]))
+    _assert_pngs(figures, 1)
+    assert figures[0].name == "bsgd-table3.png"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(rp.output_files("bsgd-table3"))
+
+
+def test_bsgd_table3_paper_column():
+    # Only the numbers quoted in issue 11 are shown, marked as quoted.
+    assert rbsgd._paper("Adult (a9a)", "BSGD merging", 100, 84.50, 0.10, False) == (
+        "84.55*",
+        "agrees",
+    )
+    assert rbsgd._paper("USPS (10 classes)", "SVC", None, 94.0, 0.0, False) == (
+        "95.27*",
+        "lower by 1.27",
+    )
+    assert rbsgd._paper("Waveform", "BSGD merging", 100, 90.0, 0.5, False) == ("n/a", "n/a")
+    assert rbsgd._paper("Adult (a9a)", "BSGD merging", 500, 84.0, 0.1, False) == ("n/a", "n/a")
+    est = rbsgd._estimator("BSGD projection", 100, 0.5, 1e-4, 3)
+    assert (est.budget, est.alpha, est.maintenance, est.gamma) == (100, 1e-4, "projection", 0.5)
+    est = rbsgd._estimator("Projectron++", 100, 0.5, 1e-4, 3)
+    assert est.budget == 100 and est.eta == "adaptive" and est.U == rp.forgetron_U(100)
 
 
 def test_reproduce_command_line_quick(tmp_path):
@@ -284,7 +338,7 @@ def test_reproduce_all_reports_every_failure(tmp_path, capsys):
     assert status == 1
     # The synthetic experiment needs no data: it ran, and the others were tried.
     assert (out / "projectron-synthetic.md").is_file()
-    assert "5 of 6 experiments failed" in captured.err
+    assert "6 of 7 experiments failed" in captured.err
     for name in rp.EXPERIMENTS:
         if name != "projectron-synthetic":
             assert f"sklearn-budget: error: {name}:" in captured.err
@@ -386,10 +440,13 @@ def test_reproduce_all_goes_on_past_damaged_data(tmp_path, data_home, capsys):
     captured = capsys.readouterr()
     assert status == 1 and "Traceback" not in captured.err
     assert (out / "projectron-synthetic.md").is_file()
-    assert "5 of 6 experiments failed" in captured.err
+    assert "6 of 7 experiments failed" in captured.err
     lines = _error_lines(captured.err)
-    assert len(lines) == 5
-    for name, filename in [*DAMAGED.items(), ("weston-usps-noise", DAMAGED["weston-usps"])]:
+    assert len(lines) == 6
+    damaged = [*DAMAGED.items(), ("weston-usps-noise", DAMAGED["weston-usps"])]
+    # bsgd-table3 reads all its data before running: Banana first.
+    damaged.append(("bsgd-table3", DAMAGED["weston-banana"]))
+    for name, filename in damaged:
         prefix = f"sklearn-budget: error: {name}: The data file {home / filename} does not"
         assert sum(line.startswith(prefix) for line in lines) == 1
 
