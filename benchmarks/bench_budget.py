@@ -58,18 +58,23 @@ def speedup(n_rows, budget, quick):
         ),
         (
             "BudgetPerceptron",
-            lambda g: BudgetPerceptron(budget, gamma=g),
+            lambda g: BudgetPerceptron(budget, average=False, gamma=g),
             lambda cl, g: RefBudget(cl, budget, kernel_params={"gamma": g}),
         ),
         (
             "TighterBudgetPerceptron(support)",
-            lambda g: TighterBudgetPerceptron(budget, gamma=g),
+            lambda g: TighterBudgetPerceptron(budget, average=False, gamma=g),
             lambda cl, g: RefBudget(cl, budget, removal="support", kernel_params={"gamma": g}),
         ),
         (
             "TighterBudgetPerceptron(random)",
             lambda g: TighterBudgetPerceptron(
-                budget, error_set="random", error_set_size=2 * budget, gamma=g, random_state=0
+                budget,
+                error_set="random",
+                error_set_size=2 * budget,
+                average=False,
+                gamma=g,
+                random_state=0,
             ),
             lambda cl, g: RefBudget(
                 cl,
@@ -133,17 +138,24 @@ def tighter_vs_budget(budgets, n_runs, n_train):
             for name, est in [
                 (
                     "BudgetPerceptron",
-                    BudgetPerceptron(B, kernel="linear", max_iter=1, shuffle=False),
+                    BudgetPerceptron(B, kernel="linear", max_iter=1, shuffle=False, average=False),
                 ),
                 (
                     "Tighter (E=all)",
                     TighterBudgetPerceptron(
-                        B, error_set="all", kernel="linear", max_iter=1, shuffle=False
+                        B,
+                        error_set="all",
+                        kernel="linear",
+                        max_iter=1,
+                        shuffle=False,
+                        average=False,
                     ),
                 ),
                 (
                     "Tighter (E=support)",
-                    TighterBudgetPerceptron(B, kernel="linear", max_iter=1, shuffle=False),
+                    TighterBudgetPerceptron(
+                        B, kernel="linear", max_iter=1, shuffle=False, average=False
+                    ),
                 ),
             ]:
                 est.fit(X, y)

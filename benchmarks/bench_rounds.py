@@ -94,6 +94,8 @@ def estimator_params(name, stream):
     if name in UNBOUNDED:
         return {}
     params = {"budget": BUDGET}
+    if name in ("BudgetPerceptron", "TighterBudgetPerceptron"):
+        params["average"] = False  # the hypothesis the old engine timed
     if name == "RandomizedBudgetPerceptron":
         params["random_state"] = 0
     return params

@@ -50,8 +50,8 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
         f"RandomizedBudgetPerceptron (B={B})": RandomizedBudgetPerceptron(
             budget=B, random_state=random_state
         ),
-        f"BudgetPerceptron (B={B})": BudgetPerceptron(budget=B),
-        f"TighterBudgetPerceptron (B={B})": TighterBudgetPerceptron(budget=B),
+        f"BudgetPerceptron (B={B})": BudgetPerceptron(budget=B, average=False),
+        f"TighterBudgetPerceptron (B={B})": TighterBudgetPerceptron(budget=B, average=False),
         f"BudgetedSGDClassifier (B={B}, merging)": BudgetedSGDClassifier(budget=B, alpha=1e-4),
         # Batch baseline (fit, no online error) and the linear online baseline.
         f"KernelMatchingPursuit (B={B})": KernelMatchingPursuit(n_components=B),

@@ -138,6 +138,36 @@ def _reject_datetime(X):
         )
 
 
+def _check_targets(X, y, sample_weight, classes):
+    """Validate ``y``, ``classes`` and ``sample_weight`` against validated ``X``.
+
+    Returns ``y`` as a 1-D array, the classes (those of ``y`` when ``classes``
+    is None) and the sample weights as float64 (ones when None). Shared by
+    every estimator that learns from a stream.
+    """
+    check_classification_targets(y)
+    y = column_or_1d(y, warn=True)
+    check_consistent_length(X, y)
+    if classes is None:
+        classes = unique_labels(y)
+    unseen = np.setdiff1d(unique_labels(y), classes)
+    if unseen.size:
+        raise ValueError(
+            f"y contains labels {unseen.tolist()} that are not in classes={classes.tolist()}."
+        )
+    if len(classes) < 2:
+        raise ValueError(
+            f"The number of classes has to be greater than one; got {len(classes)} class"
+        )
+    if sample_weight is None:
+        w = np.ones(X.shape[0])
+    else:
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if not np.any(w > 0):
+            raise ValueError("The sample weights are all zero: at least one must be positive.")
+    return y, classes, w
+
+
 # Progressive margins are kept in fixed bins, as weighted counts and sums
 # per class: memory independent of the stream's length, and additive, so the
 # same for any split of a stream into calls. The bins are uniform in
@@ -641,26 +671,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
 
     def _validate_fit_input_unsafe(self, X, y, sample_weight, classes, reset):
         X = self._validate_X(X, reset=reset)
-        check_classification_targets(y)
-        y = column_or_1d(y, warn=True)
-        check_consistent_length(X, y)
-        if classes is None:
-            classes = unique_labels(y)
-        unseen = np.setdiff1d(unique_labels(y), classes)
-        if unseen.size:
-            raise ValueError(
-                f"y contains labels {unseen.tolist()} that are not in classes={classes.tolist()}."
-            )
-        if len(classes) < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {len(classes)} class"
-            )
-        if sample_weight is None:
-            w = np.ones(X.shape[0])
-        else:
-            w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-            if not np.any(w > 0):
-                raise ValueError("The sample weights are all zero: at least one must be positive.")
+        y, classes, w = _check_targets(X, y, sample_weight, classes)
         y_enc = np.searchsorted(classes, y)
         class_weight = self._class_weights(classes, y)
         if class_weight is not None:

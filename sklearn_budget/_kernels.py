@@ -12,6 +12,8 @@ blocks of rows against the support set (see ``sklearn_budget._base``).
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+from sklearn.utils import gen_batches
+from sklearn.utils._chunking import get_chunk_n_rows
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
 
@@ -42,6 +44,18 @@ def _row_sq_norms(X):
     if sp.issparse(X):
         return np.asarray(X.multiply(X).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", X, X)
+
+
+def _int32_indices(X):
+    """``X`` with 32-bit sparse indices when they fit (a copy of the index arrays only)."""
+    if not sp.issparse(X) or X.indices.dtype == np.int32 or X.nnz >= 2**31:
+        return X
+    X = X.tocsr(copy=False)
+    out = sp.csr_matrix(X.shape, dtype=X.dtype)
+    out.data = X.data
+    out.indices = X.indices.astype(np.int32)
+    out.indptr = X.indptr.astype(np.int32)
+    return out
 
 
 def resolve_gamma(gamma, X):
@@ -123,6 +137,9 @@ class Kernel:
             # The chi2 kernels are written in Cython and refuse read-only buffers.
             X = X if X.flags.writeable else X.copy()
             Y = Y if Y.flags.writeable else Y.copy()
+        if self.kernel == "laplacian":
+            # scikit-learn's sparse Manhattan distances take 32-bit indices only.
+            X, Y = _int32_indices(X), _int32_indices(Y)
         if not callable(self.kernel):
             K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=False, **self._params())
             return np.asarray(K, dtype=np.float64)
@@ -143,6 +160,26 @@ class Kernel:
         if not np.isfinite(K).all():
             raise ValueError(f"The kernel {name!r} returned NaN or infinite values.")
         return K
+
+    def expansion(self, X, support_vectors, coef):
+        """Scores ``K(X, support_vectors) @ coef.T`` of a kernel expansion.
+
+        ``coef`` has one row per output. The kernel matrix is computed in
+        blocks of rows within scikit-learn's ``working_memory``, never
+        whole. Raises ValueError if the scores overflow.
+        """
+        scores = np.empty((X.shape[0], coef.shape[0]))
+        chunk = get_chunk_n_rows(row_bytes=8 * max(1, coef.shape[1]), max_n_rows=X.shape[0])
+        with np.errstate(all="ignore"):  # overflow is reported below
+            for sl in gen_batches(X.shape[0], max(1, chunk)):
+                scores[sl] = self(X[sl], support_vectors) @ coef.T
+        if not np.isfinite(scores).all():
+            raise ValueError(
+                "Non-finite scores: the kernel values of X with the support vectors "
+                f"overflowed (largest |x|: {abs(X).max():.3g}). Scale X as the training "
+                "data were scaled."
+            )
+        return scores
 
     def abs_bound(self, diag_X, diag_Y):
         """An upper bound of ``|k(x, y)|`` over ``x`` in X and ``y`` in Y, or None.

@@ -506,20 +506,7 @@ class KernelMatchingPursuit(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        scores = np.empty((X.shape[0], self.dual_coef_.shape[0]))
-        # Rows per kernel block within sklearn's working_memory setting.
-        chunk = get_chunk_n_rows(
-            row_bytes=8 * max(1, self.dual_coef_.shape[1]), max_n_rows=X.shape[0]
-        )
-        with np.errstate(all="ignore"):  # overflow is reported below
-            for sl in gen_batches(X.shape[0], max(1, chunk)):
-                scores[sl] = self._kernel(X[sl], self.support_vectors_) @ self.dual_coef_.T
-        if not np.isfinite(scores).all():
-            raise ValueError(
-                "Non-finite scores: the kernel values of X with the support vectors "
-                f"overflowed (largest |x|: {abs(X).max():.3g}). Scale X as the training "
-                "data were scaled."
-            )
+        scores = self._kernel.expansion(X, self.support_vectors_, self.dual_coef_)
         return scores[:, 0] if len(self.classes_) == 2 else scores
 
     def predict(self, X):

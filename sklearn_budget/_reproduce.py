@@ -485,10 +485,12 @@ def _weston_run(kind, budget, gamma, C, Xtr, ytr, Xte, yte):
         if kind == "Perceptron":
             est = KernelPerceptron(gamma=gamma)
         elif kind == "Budget":
-            est = BudgetPerceptron(budget=budget, beta=0.0, gamma=gamma)
+            est = BudgetPerceptron(budget=budget, beta=0.0, average=False, gamma=gamma)
         else:
             # Fig. 3 as stated, with all examples seen as the evaluation set.
-            est = TighterBudgetPerceptron(budget=budget, beta=0.0, error_set="all", gamma=gamma)
+            est = TighterBudgetPerceptron(
+                budget=budget, beta=0.0, error_set="all", average=False, gamma=gamma
+            )
         est.partial_fit(Xtr, ytr, classes=[-1, 1])
         size = len(est.support_)
     error = 100.0 * (1.0 - est.score(Xte, yte))

@@ -11,16 +11,13 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.multiclass import check_classification_targets, unique_labels
+from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_consistent_length,
     check_is_fitted,
-    column_or_1d,
     validate_data,
 )
 
-from ._base import _reject_datetime, _shuffle_rng
+from ._base import _check_targets, _reject_datetime, _shuffle_rng
 
 # Rows whose bias column and norms are built at once.
 _BLOCK_SIZE = 1024
@@ -588,26 +585,7 @@ class Winnow(ClassifierMixin, BaseEstimator):
     def _validate_fit_input(self, X, y, sample_weight, classes, reset):
         """Validate everything before any state is touched."""
         X = self._validate_X(X, reset=reset)
-        check_classification_targets(y)
-        y = column_or_1d(y, warn=True)
-        check_consistent_length(X, y)
-        if classes is None:
-            classes = unique_labels(y)
-        unseen = np.setdiff1d(unique_labels(y), classes)
-        if unseen.size:
-            raise ValueError(
-                f"y contains labels {unseen.tolist()} that are not in classes={classes.tolist()}."
-            )
-        if len(classes) < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {len(classes)} class"
-            )
-        if sample_weight is None:
-            w = np.ones(X.shape[0])
-        else:
-            w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-            if not np.any(w > 0):
-                raise ValueError("The sample weights are all zero: at least one must be positive.")
+        y, classes, w = _check_targets(X, y, sample_weight, classes)
         # Rows of weight zero are not played at all.
         keep = np.flatnonzero(w > 0)
         if keep.size < X.shape[0]:

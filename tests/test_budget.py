@@ -27,6 +27,14 @@ pytestmark = pytest.mark.usefixtures("kernel_path")
 
 GAMMA = 0.5
 
+
+def _last(kw):
+    """The Budget Perceptrons as the references play them: the last
+    hypothesis, and the epochs of ``max_iter=5`` (the defaults are one
+    averaged epoch)."""
+    return {"max_iter": 5, "average": False, **kw}
+
+
 # name -> (estimator factory, reference factory); both take the budget.
 CASES = {
     "forgetron": (
@@ -46,32 +54,34 @@ CASES = {
         lambda cl, B, **kw: RefRBP(cl, B, **kw),
     ),
     "budget": (
-        lambda B, **kw: BudgetPerceptron(B, **kw),
+        lambda B, **kw: BudgetPerceptron(B, **_last(kw)),
         lambda cl, B, **kw: RefBudget(cl, B, **kw),
     ),
     "budget-mira": (
-        lambda B, **kw: BudgetPerceptron(B, beta=0.5, update="mira", **kw),
+        lambda B, **kw: BudgetPerceptron(B, beta=0.5, update="mira", **_last(kw)),
         lambda cl, B, **kw: RefBudget(cl, B, beta=0.5, update="mira", **kw),
     ),
     "budget-nobias": (
-        lambda B, **kw: BudgetPerceptron(B, update="nobias_svm", C=0.7, **kw),
+        lambda B, **kw: BudgetPerceptron(B, update="nobias_svm", C=0.7, **_last(kw)),
         lambda cl, B, **kw: RefBudget(cl, B, update="nobias_svm", C=0.7, **kw),
     ),
     "tighter-support": (
-        lambda B, **kw: TighterBudgetPerceptron(B, beta=0.3, **kw),
+        lambda B, **kw: TighterBudgetPerceptron(B, beta=0.3, **_last(kw)),
         lambda cl, B, **kw: RefBudget(cl, B, beta=0.3, removal="support", **kw),
     ),
     "tighter-all": (
-        lambda B, **kw: TighterBudgetPerceptron(B, error_set="all", **kw),
+        lambda B, **kw: TighterBudgetPerceptron(B, error_set="all", **_last(kw)),
         lambda cl, B, **kw: RefBudget(cl, B, removal="all", **kw),
     ),
     "tighter-random": (
-        lambda B, **kw: TighterBudgetPerceptron(B, error_set="random", error_set_size=30, **kw),
+        lambda B, **kw: TighterBudgetPerceptron(
+            B, error_set="random", error_set_size=30, **_last(kw)
+        ),
         lambda cl, B, **kw: RefBudget(cl, B, removal="random", q=30, **kw),
     ),
     "tighter-flip": (
         lambda B, **kw: TighterBudgetPerceptron(
-            B, update="nobias_svm", error_set="flip", error_set_size=25, **kw
+            B, update="nobias_svm", error_set="flip", error_set_size=25, **_last(kw)
         ),
         lambda cl, B, **kw: RefBudget(cl, B, update="nobias_svm", removal="flip", q=25, **kw),
     ),
@@ -183,7 +193,12 @@ def test_partial_fit_splits_give_the_same_model(case, sparse):
     [
         lambda seed: RandomizedBudgetPerceptron(10, gamma=GAMMA, random_state=seed),
         lambda seed: TighterBudgetPerceptron(
-            10, error_set="random", error_set_size=20, gamma=GAMMA, random_state=seed
+            10,
+            error_set="random",
+            error_set_size=20,
+            average=False,
+            gamma=GAMMA,
+            random_state=seed,
         ),
     ],
     ids=["rbp", "tighter-random"],
@@ -231,7 +246,7 @@ MEMORY_CASES = {
         if name not in ("tighter-all", "tighter-flip")
     },
     "tighter-flip": lambda B, **kw: TighterBudgetPerceptron(
-        B, error_set="flip", error_set_size=40, **kw
+        B, error_set="flip", error_set_size=40, **_last(kw)
     ),
 }
 
@@ -256,7 +271,7 @@ def test_memory_does_not_grow_with_the_stream(case):
 def test_tighter_all_keeps_every_round():
     # The documented exception: error_set='all' grows with the stream.
     X, y = make_stream(600, 2, seed=0)
-    est = TighterBudgetPerceptron(5, error_set="all", gamma=GAMMA).partial_fit(
+    est = TighterBudgetPerceptron(5, error_set="all", average=False, gamma=GAMMA).partial_fit(
         X[:300], y[:300], classes=np.unique(y)
     )
     assert est._state["E_ints"][0] == 300  # entries of E
@@ -266,7 +281,9 @@ def test_tighter_all_keeps_every_round():
 
 def test_mira_starts_with_a_perceptron_step():
     X = np.array([[0.0, 0.0], [0.0, 0.0]])
-    est = BudgetPerceptron(5, update="mira", gamma=1.0).partial_fit(X, [0, 1], classes=[0, 1])
+    est = BudgetPerceptron(5, update="mira", average=False, gamma=1.0).partial_fit(
+        X, [0, 1], classes=[0, 1]
+    )
     # Round 1: empty hypothesis, step 1. Round 2: f = -1, step min(1, 1/1) = 1.
     np.testing.assert_allclose(est.dual_coef_, [[-1.0, 1.0]])
 
@@ -298,7 +315,9 @@ def test_budget_perceptron_removes_best_classified_member():
     # classified is the duplicate of an already present point.
     X = np.array([[0.0], [0.0], [5.0], [0.1]])
     y = np.array([0, 0, 1, 0])
-    est = BudgetPerceptron(2, beta=10.0, kernel="rbf", gamma=1.0).partial_fit(X, y, classes=[0, 1])
+    est = BudgetPerceptron(2, beta=10.0, average=False, kernel="rbf", gamma=1.0).partial_fit(
+        X, y, classes=[0, 1]
+    )
     # Rounds 1 and 2 (duplicates) fill the budget; round 3 removes the older
     # of the two tied duplicates; round 4 has margin < beta and removes the
     # remaining duplicate (score 0 vs the far point's negative score).
@@ -308,9 +327,11 @@ def test_budget_perceptron_removes_best_classified_member():
 GRID_ESTIMATORS = [
     Forgetron(budget=20),
     RandomizedBudgetPerceptron(budget=20),
-    BudgetPerceptron(budget=50, update="mira", max_iter=1),
-    TighterBudgetPerceptron(budget=20, error_set="all"),
-    TighterBudgetPerceptron(budget=20, error_set="flip", update="nobias_svm"),
+    BudgetPerceptron(budget=50, update="mira", max_iter=1, average=False),
+    TighterBudgetPerceptron(budget=20, error_set="all", max_iter=5, average=False),
+    TighterBudgetPerceptron(
+        budget=20, error_set="flip", update="nobias_svm", max_iter=5, average=False
+    ),
 ]
 
 
@@ -332,6 +353,6 @@ def test_tighter_counts_margins_within_the_tie_tolerance_as_errors():
     # (not the older row 0) is removed.
     X = np.array([[5.0], [0.0], [0.1], [0.2]])
     y = np.array([1, 1, 1, 1])
-    est = TighterBudgetPerceptron(3, beta=10.0, error_set="support", gamma=1.0)
+    est = TighterBudgetPerceptron(3, beta=10.0, error_set="support", average=False, gamma=1.0)
     est.partial_fit(X, y, classes=[0, 1])
     np.testing.assert_array_equal(est.support_, [0, 2, 3])

@@ -283,7 +283,7 @@ def test_weston_runs_use_the_papers_rules():
     Xt, yt = make_two_gaussians(200, random_state=2)
     for kind, Estimator in [("Budget", BudgetPerceptron), ("Tighter", TighterBudgetPerceptron)]:
         run = rp._weston_run(kind, 15, 1.0, 1.0, X, y, Xt, yt)
-        est = Estimator(budget=15, beta=0.0, gamma=1.0)
+        est = Estimator(budget=15, beta=0.0, average=False, gamma=1.0)
         if kind == "Tighter":
             est.set_params(error_set="all")
         est.partial_fit(X, y, classes=[-1, 1])

@@ -28,28 +28,38 @@ from sklearn_budget._base import BaseKernelOnlineClassifier
 ESTIMATORS = [
     KernelPerceptron(),
     KernelPerceptron(kernel="chi2"),
+    Stoptron(),
     Stoptron(budget=50),
     KernelPassiveAggressive(),
     KernelPassiveAggressive(loss="squared_hinge", kernel="linear"),
     Projectron(),
+    Projectron(eta=0.1),
     Projectron(eta="adaptive"),
     ProjectronPlusPlus(),
+    ProjectronPlusPlus(eta=0.1),
     ProjectronPlusPlus(eta="adaptive"),
     # The last hypothesis of a small budget on the overlapping blobs of
     # check_classifiers_train swings with the stream order; the average
     # (the online-to-batch conversion) is what a batch user should take.
+    Forgetron(),
     Forgetron(budget=20, average=True),
     Forgetron(budget=20, shrink=0.9),
+    RandomizedBudgetPerceptron(),
     RandomizedBudgetPerceptron(budget=20, average=True),
     # The Budget Perceptron degrades with more epochs on overlapping classes
-    # (Weston et al. 2005), such as the blobs of check_classifiers_train: one
-    # epoch keeps it above the check's accuracy threshold.
-    BudgetPerceptron(budget=50, max_iter=1),
-    BudgetPerceptron(budget=50, update="mira", max_iter=1),
-    TighterBudgetPerceptron(budget=50, max_iter=1),
-    TighterBudgetPerceptron(budget=20, error_set="all"),
-    TighterBudgetPerceptron(budget=20, error_set="random"),
-    TighterBudgetPerceptron(budget=20, error_set="flip", update="nobias_svm"),
+    # (Weston et al. 2005), such as the blobs of check_classifiers_train:
+    # its defaults play one averaged epoch. The last hypothesis of one epoch
+    # stays above the check's accuracy threshold too.
+    BudgetPerceptron(),
+    BudgetPerceptron(budget=50, max_iter=1, average=False),
+    BudgetPerceptron(budget=50, update="mira", max_iter=1, average=False),
+    TighterBudgetPerceptron(),
+    TighterBudgetPerceptron(budget=50, max_iter=1, average=False),
+    TighterBudgetPerceptron(budget=20, error_set="all", max_iter=5, average=False),
+    TighterBudgetPerceptron(budget=20, error_set="random", max_iter=5, average=False),
+    TighterBudgetPerceptron(
+        budget=20, error_set="flip", update="nobias_svm", max_iter=5, average=False
+    ),
     BudgetedSGDClassifier(),
     BudgetedSGDClassifier(budget=20, maintenance="projection"),
     BudgetedSGDClassifier(budget=20, maintenance="removal", average=True),
@@ -135,6 +145,16 @@ def test_every_public_estimator_is_checked():
     import sklearn_budget
 
     assert {type(e).__name__ for e in ESTIMATORS} == set(sklearn_budget.__all__)
+
+
+def test_every_default_instance_is_checked():
+    # The defaults are what a user gets: each estimator's default instance
+    # goes through the checks, not only hand-picked parameters.
+    import sklearn_budget
+
+    checked = {repr(e) for e in ESTIMATORS}
+    for name in sklearn_budget.__all__:
+        assert f"{name}()" in checked
 
 
 @pytest.mark.parametrize("gamma", [1e-6, 1e6])

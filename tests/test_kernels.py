@@ -86,3 +86,19 @@ def test_abs_bound_bounds_every_kernel_value(name, sparse):
         if bound is not None:
             assert np.abs(k(A, B)).max() <= bound * (1 + 1e-12)
     assert name not in ("rbf", "laplacian", "linear") or bound is not None
+
+
+@pytest.mark.parametrize("name", ["laplacian", "rbf", "linear"])
+def test_sparse_input_with_64_bit_indices(name):
+    # scipy gives 64-bit indices to large or stacked matrices; scikit-learn's
+    # sparse Manhattan distances (the laplacian kernel) accept 32-bit only.
+    X = sp.random(30, 6, density=0.4, format="csr", random_state=0)
+    X64 = X.copy()
+    X64.indices = X64.indices.astype(np.int64)
+    X64.indptr = X64.indptr.astype(np.int64)
+    k = Kernel(name, gamma=0.3)
+    expected = pairwise_kernels(X.toarray(), metric=name, filter_params=True, gamma=0.3)
+    np.testing.assert_allclose(k(X64, X64), expected, rtol=1e-12, atol=1e-15)
+    assert X64.indices.dtype == np.int64  # the caller's matrix is untouched
+    clf = KernelPerceptron(kernel=name, gamma=0.3).fit(X64, np.arange(30) % 2)
+    np.testing.assert_array_equal(clf.predict(X64), clf.predict(X.toarray()))

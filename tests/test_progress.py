@@ -32,8 +32,8 @@ ALL = [
     ProjectronPlusPlus(eta=0.3, gamma=GAMMA),
     Forgetron(budget=15, gamma=GAMMA),
     RandomizedBudgetPerceptron(budget=15, gamma=GAMMA),
-    BudgetPerceptron(budget=15, gamma=GAMMA),
-    TighterBudgetPerceptron(budget=15, gamma=GAMMA),
+    BudgetPerceptron(budget=15, max_iter=5, average=False, gamma=GAMMA),
+    TighterBudgetPerceptron(budget=15, max_iter=5, average=False, gamma=GAMMA),
 ]
 IDS = [type(e).__name__ for e in ALL]
 
