@@ -70,7 +70,7 @@ _AVERAGE_DOC = """
     average : bool, default=False
         If True, the fitted hypothesis is the average of the hypotheses used
         in every round played (the online-to-batch conversion), maintained
-        exactly in O(|S|) per round. The online algorithm itself is not
+        exactly in ``O(|S|)`` per round. The online algorithm itself is not
         changed, and ``n_mistakes_`` still counts the mistakes of the
         hypotheses played online.
 """
@@ -88,7 +88,7 @@ _AVERAGE_BUDGET_DOC = """
     average : bool, default=True
         If True, the fitted hypothesis is the average of the hypotheses used
         in every round played (the online-to-batch conversion), maintained
-        exactly in O(|S|) per round. The online algorithm itself is not
+        exactly in ``O(|S|)`` per round. The online algorithm itself is not
         changed, and ``n_mistakes_`` still counts the mistakes of the
         hypotheses played online. The averaged hypothesis keeps every
         example that was ever in the support set, so its support set (and

@@ -208,7 +208,7 @@ class KernelMatchingPursuit(ClassifierMixin, BaseEstimator):
         ``'backfitting'`` re-solves all the coefficients by least squares on
         the chosen kernel columns after each addition (see Notes).
 
-    kernel : {'rbf', 'linear', 'poly', 'polynomial', 'sigmoid', 'laplacian', \\
+    kernel : {'rbf', 'linear', 'poly', 'polynomial', 'sigmoid', 'laplacian', \
             'cosine', 'chi2', 'additive_chi2'} or callable, default='rbf'
         Kernel, as in :func:`sklearn.metrics.pairwise.pairwise_kernels`. The
         chi2 kernels need dense non-negative data.
@@ -274,10 +274,10 @@ class KernelMatchingPursuit(ClassifierMixin, BaseEstimator):
         again.
 
     n_features_in_ : int
-        Number of features seen during :term:`fit`.
+        Number of features seen during ``fit``.
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during :term:`fit`. Defined only when `X`
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during ``fit``. Defined only when `X`
         has feature names that are all strings.
 
     See Also

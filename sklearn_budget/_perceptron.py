@@ -11,7 +11,7 @@ from ._base import BaseKernelOnlineClassifier
 from ._online_fast import PerceptronRule
 
 _COMMON_PARAMS_DOC = """
-    kernel : {'rbf', 'linear', 'poly', 'polynomial', 'sigmoid', 'laplacian', \\
+    kernel : {'rbf', 'linear', 'poly', 'polynomial', 'sigmoid', 'laplacian', \
             'cosine', 'chi2', 'additive_chi2'} or callable, default='rbf'
         Kernel, as in :func:`sklearn.metrics.pairwise.pairwise_kernels`. The
         chi2 kernels need dense non-negative data.
@@ -79,7 +79,7 @@ _COMMON_PARAMS_DOC = """
     average : bool, default=False
         If True, the fitted hypothesis is the average of the hypotheses used
         in every round played (the online-to-batch conversion), maintained
-        exactly in O(|S|) per round. The online algorithm itself is not
+        exactly in ``O(|S|)`` per round. The online algorithm itself is not
         changed, and ``n_mistakes_`` still counts the mistakes of the
         hypotheses played online.
 
@@ -159,7 +159,7 @@ _ATTRIBUTES_DOC = """
     n_features_in_ : int
         Number of features seen during the first fit.
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during the first fit. Defined only when `X`
         has feature names that are all strings.
 """

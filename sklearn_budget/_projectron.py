@@ -35,7 +35,7 @@ _NOTES_DOC = """
     **Numerics.** Instead of the inverse Gram matrix updated by Eq. 11, the
     estimator keeps the Cholesky factor ``L`` of ``K_S`` in packed storage.
     Adding a member appends one row ``[L^{-1} k_t, ||delta_t||]`` to ``L``,
-    which is the factor form of Eq. 11, in O(|S|^2) time; the solve of
+    which is the factor form of Eq. 11, in ``O(|S|^2)`` time; the solve of
     Eq. 8 is two triangular solves, and ``||delta_t||^2`` comes from the
     first one alone. Unlike the explicit inverse, the factor does not
     accumulate the errors of past additions. As a safeguard, a row whose

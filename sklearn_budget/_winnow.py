@@ -217,7 +217,7 @@ class Winnow(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
         Number of features seen during the first fit.
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during the first fit. Defined only when `X`
         has feature names that are all strings.
 

@@ -518,7 +518,6 @@ def fetch_usps(
     random_state : int, RandomState instance or None, default=None
         Determines which labels are flipped when `label_noise` > 0. Pass an
         int for reproducible output across multiple function calls.
-        See :term:`Glossary <random_state>`.
 
     download_if_missing : bool, default=True
         If False, raise an OSError if the data is not in the data home

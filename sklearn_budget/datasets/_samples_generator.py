@@ -48,7 +48,7 @@ def make_two_gaussians(n_samples=10000, *, noise=0.1, random_state=None):
         output across multiple function calls. Passing a RandomState instance
         continues its stream, so that successive calls with the same instance
         draw independent sets (for example a training set and then a test
-        set). See :term:`Glossary <random_state>`.
+        set).
 
     Returns
     -------
