@@ -57,7 +57,7 @@ from sklearn.utils.validation import (
 )
 from threadpoolctl import ThreadpoolController
 
-from ._kernels import KERNELS, Kernel, is_nonnegative_kernel, resolve_gamma
+from ._kernels import KERNELS, Kernel, _nonfinite_scores, is_nonnegative_kernel, resolve_gamma
 from ._online_fast import KERNEL_CODES, Engine
 from ._progress import _Progress
 
@@ -287,6 +287,17 @@ def _regrow(a, axes, new):
     return out
 
 
+# Fitted attributes of the voted conversion (average='vote').
+_VOTE_ATTRIBUTES = ("vote_index_", "vote_dual_coef_", "vote_counts_")
+
+
+def _conversion(average):
+    """The online-to-batch conversion named by ``average``: "last", "average" or "vote"."""
+    if isinstance(average, str):
+        return "vote"
+    return "average" if average else "last"
+
+
 class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
     """Base class of the online kernel classifiers.
 
@@ -419,6 +430,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self._kernel_code = KERNEL_CODES.get(self.kernel) if isinstance(self.kernel, str) else None
         self._dense = not sp.issparse(X)
         n_rows = 1 if self._binary else len(self.classes_)
+        # The online-to-batch conversion of the stream: "last", "average" or
+        # "vote" (only where the constraints of ``average`` accept it).
+        self._conversion = _conversion(self.average)
         self._state, self._member_axes = {}, {}
         self._add_state("counters", np.zeros(4, dtype=np.int64))  # n, t, mistakes, updates
         # Global scale of the stored coefficients, and the averaging clock.
@@ -431,7 +445,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         for name in ("idx", "born", "cols"):
             self._add_state(name, np.zeros(0, dtype=np.int64), (0,))
         self._add_state("kdiag", np.zeros(0), (0,))
-        if self.average:
+        if self._conversion == "average":
             self._add_state("acc", np.zeros((0, n_rows)), (0,))
             self._add_state("stamp", np.zeros(0), (0,))
         if self._keeps_gram:
@@ -486,7 +500,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         kernel, state = self._kernel, self._state
         engine = Engine(
             state["alpha"].shape[1],
-            self.average,
+            self._conversion == "average",
             self._keeps_gram,
             self._removes_members,
             self._dense,
@@ -727,7 +741,8 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         early after an epoch without any update, or once the epoch's mistake
         rate has stopped improving (``tol``, ``n_iter_no_change``). With
         ``average=True`` the fitted hypothesis is the average of the
-        hypotheses of every round played (the online-to-batch conversion).
+        hypotheses of every round played (the online-to-batch conversion);
+        with ``average='vote'``, where offered, their vote.
 
         Parameters
         ----------
@@ -897,7 +912,7 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         n, t, state = self._n, self._t, self._state
         wscale, clock = state["scale"]
         sv, idx, coef = self._sv, state["idx"][:n], state["alpha"][:n].T
-        if self.average and t > 0:
+        if self._conversion == "average" and t > 0:
             # The running sums are in the coefficients' true units.
             coef = (state["acc"][:n].T + coef * (clock - state["stamp"][:n])) / t
             if self._retired_idx:
@@ -924,6 +939,15 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             coef_rows = coef[:, rows[np.argsort(idx[rows], kind="stable")]]
         keep = np.concatenate([rows[first], new])
         self.support_ = np.concatenate([uidx, idx[new]])
+        if self._conversion == "vote":
+            # The column of each member among the support vectors.
+            column = np.empty(idx.size, dtype=np.intp)
+            column[rows] = inverse.ravel()
+            column[new] = uidx.size + np.arange(new.size)
+            self._publish_vote(column, coef)
+        else:
+            for name in _VOTE_ATTRIBUTES:
+                vars(self).pop(name, None)
         coef = np.hstack([coef_rows, coef[:, new]])
         self.support_vectors_ = sv[keep]
         if not sp.issparse(self.support_vectors_):
@@ -932,6 +956,21 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         self.n_mistakes_ = int(state["counters"][2])
         self.proba_scale_ = _fit_temperature(state["cal_counts"], state["cal_sums"], state["cal_n"])
 
+    def _publish_vote(self, column, coef):
+        """The hypotheses played and their counts, for ``average='vote'``.
+
+        Offered only by rules that never change a member once it has joined
+        and never remove one: every update appends a member (a row that errs
+        again in a later epoch joins again), so the hypothesis played after
+        ``k`` updates is the sum over the first ``k`` members in position
+        order. ``born`` holds the round of each update, which that round's
+        hypothesis still predicted: the counts are the differences of the
+        rounds of consecutive updates, one number per hypothesis.
+        """
+        self.vote_index_ = column
+        self.vote_dual_coef_ = np.ascontiguousarray(coef)
+        self.vote_counts_ = np.diff(self._state["born"][: self._n], prepend=0, append=self._t)
+
     def _stack(self, parts):
         if self._dense:
             return np.concatenate(parts, axis=0)
@@ -939,6 +978,16 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Scores of the fitted hypothesis, ``f(x) = sum_i dual_coef_[:, i] k(sv_i, x)``.
+
+        With ``average='vote'`` (offered by the estimators whose hypotheses
+        played are the prefixes of their updates), the shares of the vote of
+        the hypotheses ``f_k`` played online, each weighted by the number of
+        rounds ``c_k`` it predicted (``vote_counts_``): for two classes
+        ``sum_k c_k sign(f_k(x)) / sum_k c_k``, in ``[-1, 1]``; otherwise,
+        for each class, the fraction of the rounds whose hypothesis has it
+        as its highest-scoring class. A hypothesis with ``f_k(x) = 0`` (the
+        empty initial one, or one whose kernel values at ``x`` vanish)
+        abstains, so the fractions may sum to less than one.
 
         Parameters
         ----------
@@ -953,21 +1002,58 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        scores = np.empty((X.shape[0], self.dual_coef_.shape[0]))
-        # Rows per kernel block within sklearn's working_memory setting.
-        chunk = get_chunk_n_rows(
-            row_bytes=8 * max(1, self.dual_coef_.shape[1]), max_n_rows=X.shape[0]
-        )
-        with np.errstate(all="ignore"):  # overflow is reported below
-            for sl in gen_batches(X.shape[0], max(1, chunk)):
-                scores[sl] = self._kernel(X[sl], self.support_vectors_) @ self.dual_coef_.T
-        if not np.isfinite(scores).all():
-            raise ValueError(
-                "Non-finite scores: the kernel values of X with the support vectors "
-                f"overflowed (largest |x|: {abs(X).max():.3g}). Scale X as the training "
-                "data were scaled."
-            )
+        if self._conversion == "vote":
+            votes = self._votes(X) / max(self.vote_counts_.sum(), 1)
+            return votes[:, 1] - votes[:, 0] if self._binary else votes
+        scores = self._kernel.expansion(X, self.support_vectors_, self.dual_coef_)
         return scores[:, 0] if self._binary else scores
+
+    def _votes(self, X):
+        """Rounds whose hypothesis votes for each class, shape (n_samples, n_classes).
+
+        The voted Perceptron of Freund and Schapire (1999). The hypothesis
+        after ``k`` updates is the sum of the first ``k`` terms
+        ``vote_dual_coef_[:, i] k(sv_{vote_index_[i]}, x)``, so one kernel
+        row with the support vectors and a cumulative sum over the updates
+        give every ``f_k(x)``: ``O(n_updates * n_classes)`` per row beyond
+        the kernel row. ``f_k`` casts ``vote_counts_[k]`` votes, for
+        ``sign(f_k(x))`` or its highest-scoring class (ties to the first, as
+        in :meth:`predict`); ``f_k(x) = 0``, always the case for the empty
+        ``f_0``, abstains.
+        """
+        counts = self.vote_counts_[1:].astype(np.float64)
+        coef = self.vote_dual_coef_
+        R, m = coef.shape
+        votes = np.zeros((X.shape[0], len(self.classes_)))
+        # Per row: the kernel values, the prefix sums of every class and the
+        # temporaries of the tally.
+        row_bytes = 8 * (self.support_vectors_.shape[0] + (R + 4) * m + 1)
+        chunk = get_chunk_n_rows(row_bytes=row_bytes, max_n_rows=X.shape[0])
+        for sl in gen_batches(X.shape[0], max(1, chunk)):
+            with np.errstate(all="ignore"):  # overflow is reported below
+                K = self._kernel(X[sl], self.support_vectors_)[:, self.vote_index_]
+                # F[c][:, k] is f_{k+1, c}(x): prefix sums over the updates.
+                F = [np.cumsum(K * coef[c], axis=1) for c in range(R)]
+            # A prefix sum that overflows stays infinite or NaN to the end.
+            if m and not all(np.isfinite(Fc[:, -1]).all() for Fc in F):
+                raise _nonfinite_scores(X)
+            if self._binary:
+                votes[sl, 1] = (F[0] > 0) @ counts
+                votes[sl, 0] = (F[0] < 0) @ counts
+                continue
+            # The first highest-scoring class of each hypothesis (as argmax),
+            # or R where it abstains; then the votes of each row by class.
+            winner, best, voting = np.zeros(K.shape, dtype=np.intp), F[0].copy(), F[0] != 0
+            for c in range(1, R):
+                np.copyto(winner, c, where=F[c] > best)
+                np.maximum(best, F[c], out=best)
+                voting |= F[c] != 0
+            winner[~voting] = R
+            winner += (R + 1) * np.arange(K.shape[0])[:, None]
+            weights = np.broadcast_to(counts, K.shape).ravel()
+            tally = np.bincount(winner.ravel(), weights, minlength=K.shape[0] * (R + 1))
+            votes[sl] = tally.reshape(-1, R + 1)[:, :R]
+        return votes
 
     def predict_proba(self, X):
         """Probability estimates from the progressive margins of the stream.
@@ -981,6 +1067,17 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         are unseen). The probabilities are
         ``sigmoid(a f(x))`` for two classes and ``softmax(a f(x))`` otherwise,
         so that they agree with :meth:`predict`.
+
+        With ``average='vote'`` they are the shares of the vote instead (see
+        :meth:`decision_function`), smoothed: with ``C`` classes, ``T`` the
+        rounds played, ``V_c`` the rounds whose hypothesis votes for class
+        ``c`` and ``A`` those whose hypothesis abstains,
+        ``P(c) = (V_c + A / C + 1) / (T + C)`` (the abstentions shared
+        equally, then Laplace's rule of succession). No probability is zero,
+        and they are ordered as the vote, so that they agree with
+        :meth:`predict`. ``proba_scale_`` does not enter: they are the
+        proportions of a vote, not calibrated probabilities (for those, see
+        :class:`~sklearn.calibration.CalibratedClassifierCV`).
 
         Parameters
         ----------
@@ -1008,6 +1105,14 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
             Log-probability of each class, in the order of ``classes_``.
         """
         check_is_fitted(self)
+        if self._conversion == "vote":
+            votes = self._votes(self._validate_X(X, reset=False))
+            # The abstentions are shared equally, then each class gets one
+            # vote more (Laplace's rule of succession): never zero, ordered
+            # as the shares of decision_function.
+            n_classes, total = votes.shape[1], self.vote_counts_.sum()
+            abstained = total - votes.sum(axis=1, keepdims=True)
+            return np.log(votes + abstained / n_classes + 1.0) - np.log(total + n_classes)
         scores = self.proba_scale_ * self.decision_function(X)
         if self._binary:
             return np.column_stack([log_expit(-scores), log_expit(scores)])

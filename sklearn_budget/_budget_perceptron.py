@@ -149,6 +149,9 @@ class _BaseBudgetPerceptron(KernelPerceptron):
 
     _parameter_constraints: dict = {
         **KernelPerceptron._parameter_constraints,
+        # Removals: the hypotheses played are not the prefixes of the
+        # updates, so there is no voted conversion.
+        "average": ["boolean"],
         "budget": [Interval(Integral, 1, None, closed="left")],
         "beta": [Interval(Real, 0.0, None, closed="left")],
         "update": [StrOptions({"perceptron", "mira", "nobias_svm"})],

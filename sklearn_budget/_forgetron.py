@@ -125,6 +125,9 @@ class Forgetron(KernelPerceptron):
 
     _parameter_constraints: dict = {
         **KernelPerceptron._parameter_constraints,
+        # Removals: the hypotheses played are not the prefixes of the
+        # updates, so there is no voted conversion.
+        "average": ["boolean"],
         "budget": [Interval(Integral, 1, None, closed="left")],
         "shrink": [StrOptions({"self-tuned"}), Interval(Real, 0.0, 1.0, closed="right")],
     }

@@ -46,6 +46,14 @@ def _row_sq_norms(X):
     return np.einsum("ij,ij->i", X, X)
 
 
+def _nonfinite_scores(X):
+    return ValueError(
+        "Non-finite scores: the kernel values of X with the support vectors "
+        f"overflowed (largest |x|: {abs(X).max():.3g}). Scale X as the training "
+        "data were scaled."
+    )
+
+
 def _int32_indices(X):
     """``X`` with 32-bit sparse indices when they fit (a copy of the index arrays only)."""
     if not sp.issparse(X) or X.indices.dtype == np.int32 or X.nnz >= 2**31:
@@ -174,11 +182,7 @@ class Kernel:
             for sl in gen_batches(X.shape[0], max(1, chunk)):
                 scores[sl] = self(X[sl], support_vectors) @ coef.T
         if not np.isfinite(scores).all():
-            raise ValueError(
-                "Non-finite scores: the kernel values of X with the support vectors "
-                f"overflowed (largest |x|: {abs(X).max():.3g}). Scale X as the training "
-                "data were scaled."
-            )
+            raise _nonfinite_scores(X)
         return scores
 
     def abs_bound(self, diag_X, diag_Y):

@@ -54,7 +54,8 @@ class KernelPassiveAggressive(KernelPerceptron):
     >>> clf = KernelPassiveAggressive(C=1.0, gamma=2.0, random_state=0).fit(X, y)
     >>> clf.score(X, y) > 0.9
     True
-    """
+    """,
+        vote=True,
     )
 
     _parameter_constraints: dict = {

@@ -5,7 +5,7 @@
 
 from numbers import Integral
 
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelOnlineClassifier
 from ._online_fast import PerceptronRule
@@ -76,13 +76,7 @@ _COMMON_PARAMS_DOC = """
         and the removal rules of the budget algorithms do not see the
         weights.
 
-    average : bool, default=False
-        If True, the fitted hypothesis is the average of the hypotheses used
-        in every round played (the online-to-batch conversion), maintained
-        exactly in ``O(|S|)`` per round. The online algorithm itself is not
-        changed, and ``n_mistakes_`` still counts the mistakes of the
-        hypotheses played online.
-
+AVERAGE
     warm_start : bool, default=False
         If True, ``fit`` continues the current stream instead of starting a
         new one. The kernel parameters, ``average`` and the parameters that
@@ -123,6 +117,56 @@ _COMMON_PARAMS_DOC = """
         of :class:`~sklearn.mixture.GaussianMixture` counts iterations.
 """
 
+_AVERAGE_DOC = """
+    average : bool, default=False
+        If True, the fitted hypothesis is the average of the hypotheses used
+        in every round played (the online-to-batch conversion), maintained
+        exactly in ``O(|S|)`` per round. The online algorithm itself is not
+        changed, and ``n_mistakes_`` still counts the mistakes of the
+        hypotheses played online.
+"""
+
+_VOTE_AVERAGE_DOC = """
+    average : bool or 'vote', default=False
+        The online-to-batch conversion, that is the hypothesis of the fitted
+        model. False: the last hypothesis of the stream. True: the average
+        of the hypotheses used in every round played, maintained exactly in
+        ``O(|S|)`` per round. ``'vote'``: the voted Perceptron of Freund and
+        Schapire (1999). Each hypothesis played online, ``f_k`` after the
+        first ``k`` updates, votes for ``sign(f_k(x))`` (with more than two
+        classes, for its highest-scoring class) with as many votes as the
+        rounds on which it predicted, over all the rounds played (every
+        epoch of ``fit``, every ``partial_fit`` call); a hypothesis with
+        ``f_k(x) = 0``, such as the empty initial one, abstains.
+        :meth:`decision_function` then returns the shares of the vote and
+        :meth:`predict_proba` their smoothed proportions. The vote keeps one
+        count per update (``vote_counts_``), and costs
+        ``O(n_updates * n_classes)`` per predicted row besides the kernel
+        values with the support vectors. The online algorithm itself is not
+        changed, and ``n_mistakes_`` still counts the mistakes of the
+        hypotheses played online.
+"""
+
+_VOTE_ATTRIBUTES_DOC = """
+    vote_index_ : ndarray of shape (n_updates,)
+        With ``average='vote'``: for each update of the stream, in the order
+        they were made, the position in ``support_vectors_`` of the example
+        it added. A row that joined in several epochs of ``fit`` is one
+        support vector, and appears here once per update.
+
+    vote_dual_coef_ : ndarray of shape (1, n_updates) or (n_classes, n_updates)
+        With ``average='vote'``: the coefficients added by each update. The
+        hypothesis after ``k`` updates is
+        ``f_k(x) = sum_{i < k} vote_dual_coef_[:, i] k(sv_i, x)`` with
+        ``sv_i = support_vectors_[vote_index_[i]]``; ``dual_coef_`` is then
+        that of the last hypothesis.
+
+    vote_counts_ : ndarray of shape (n_updates + 1,)
+        With ``average='vote'``: the number of rounds on which ``f_k`` was
+        used to predict (its votes), for ``k = 0 .. n_updates``; they sum to
+        the rounds played.
+"""
+
 _ATTRIBUTES_DOC = """
     classes_ : ndarray of shape (n_classes,)
         The class labels.
@@ -155,7 +199,7 @@ _ATTRIBUTES_DOC = """
         round ``t`` weighted by ``t``; the first epoch only, in ``fit``),
         summarised in fixed bins so that
         the memory does not grow with the stream. See :meth:`predict_proba`.
-
+VOTE_ATTRIBUTES
     n_features_in_ : int
         Number of features seen during the first fit.
 
@@ -165,10 +209,14 @@ _ATTRIBUTES_DOC = """
 """
 
 
-def _doc(text, random_extra=""):
-    return text.replace(
-        "{common}", _COMMON_PARAMS_DOC.replace("RANDOM_EXTRA", random_extra)
-    ).replace("{attributes}", _ATTRIBUTES_DOC)
+def _doc(text, random_extra="", vote=False):
+    """Fill in the shared parts; ``vote``: whether ``average`` accepts 'vote'."""
+    average = _VOTE_AVERAGE_DOC if vote else _AVERAGE_DOC
+    common = _COMMON_PARAMS_DOC.replace("RANDOM_EXTRA", random_extra).replace(
+        "AVERAGE", average.lstrip("\n")
+    )
+    attributes = _ATTRIBUTES_DOC.replace("VOTE_ATTRIBUTES", _VOTE_ATTRIBUTES_DOC if vote else "")
+    return text.replace("{common}", common).replace("{attributes}", attributes)
 
 
 class KernelPerceptron(BaseKernelOnlineClassifier):
@@ -199,8 +247,19 @@ class KernelPerceptron(BaseKernelOnlineClassifier):
     >>> clf = KernelPerceptron(gamma=2.0, random_state=0).fit(X, y)
     >>> clf.score(X, y) > 0.9
     True
-    """
+    >>> voted = KernelPerceptron(gamma=2.0, average="vote", random_state=0).fit(X, y)
+    >>> voted.score(X, y) > 0.9
+    True
+    """,
+        vote=True,
     )
+
+    _parameter_constraints: dict = {
+        **BaseKernelOnlineClassifier._parameter_constraints,
+        # The voted conversion needs the hypotheses played to be the
+        # prefixes of the updates: no member changes or leaves once added.
+        "average": ["boolean", StrOptions({"vote"})],
+    }
 
     def __init__(
         self,
@@ -271,7 +330,8 @@ class Stoptron(KernelPerceptron):
     >>> clf = Stoptron(budget=20, gamma=2.0, random_state=0).fit(X, y)
     >>> len(clf.support_) <= 20
     True
-    """
+    """,
+        vote=True,
     )
 
     _parameter_constraints: dict = {

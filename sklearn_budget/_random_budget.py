@@ -83,6 +83,9 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
 
     _parameter_constraints: dict = {
         **KernelPerceptron._parameter_constraints,
+        # Removals: the hypotheses played are not the prefixes of the
+        # updates, so there is no voted conversion.
+        "average": ["boolean"],
         "budget": [Interval(Integral, 1, None, closed="left")],
     }
 

@@ -32,6 +32,9 @@ ESTIMATORS = [
     Stoptron(budget=50),
     KernelPassiveAggressive(),
     KernelPassiveAggressive(loss="squared_hinge", kernel="linear"),
+    KernelPerceptron(average="vote"),
+    Stoptron(budget=50, average="vote"),
+    KernelPassiveAggressive(average="vote"),
     Projectron(),
     Projectron(eta=0.1),
     Projectron(eta="adaptive"),
@@ -173,7 +176,7 @@ def test_ill_conditioned_streams_stay_finite_and_bounded(estimator, gamma):
     scores = est.decision_function(X)
     assert np.all(np.isfinite(scores)) and np.all(np.isfinite(est.dual_coef_))
     budget = est.get_params().get("budget")
-    if budget is not None and not est.average:
+    if budget is not None and est.average is not True:
         assert len(est.support_) <= budget
     est.partial_fit(X, y)
     assert np.all(np.isfinite(est.decision_function(X)))
