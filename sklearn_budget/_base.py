@@ -57,9 +57,23 @@ from sklearn.utils.validation import (
 )
 from threadpoolctl import ThreadpoolController
 
-from ._kernels import KERNELS, Kernel, _nonfinite_scores, is_nonnegative_kernel, resolve_gamma
+from ._kernels import (
+    KERNELS,
+    Kernel,
+    _KernelStateMixin,
+    _nonfinite_scores,
+    is_nonnegative_kernel,
+    resolve_gamma,
+)
 from ._online_fast import KERNEL_CODES, Engine
 from ._progress import _Progress
+
+# The API page of each estimator, linked from its HTML representation
+# (scikit-learn fills in the public module and the class name).
+_DOC_LINK_TEMPLATE = (
+    "https://sklearn-budget.readthedocs.io/en/latest/api/generated/"
+    "{estimator_module}.{estimator_name}.html"
+)
 
 # Rows per block: the unit of kernel work of the blocked path, and of the
 # calls into the compiled loop (an interrupt is seen between blocks).
@@ -298,7 +312,7 @@ def _conversion(average):
     return "average" if average else "last"
 
 
-class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
+class BaseKernelOnlineClassifier(_KernelStateMixin, ClassifierMixin, BaseEstimator):
     """Base class of the online kernel classifiers.
 
     Subclasses implement :meth:`_make_rule`, which returns the compiled rule
@@ -323,6 +337,9 @@ class BaseKernelOnlineClassifier(ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
         "verbose_interval": [Interval(Integral, 1, None, closed="left")],
     }
+
+    _doc_link_module = "sklearn_budget"
+    _doc_link_template = _DOC_LINK_TEMPLATE
 
     #: Whether the engine keeps the Gram matrix of the members.
     _keeps_gram = False

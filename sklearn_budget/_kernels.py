@@ -226,6 +226,27 @@ class Kernel:
         raise ValueError(f"Unknown kernel {kernel!r}.")  # pragma: no cover
 
 
+class _KernelStateMixin:
+    """Pickled state that keeps the fitted kernel (``_kernel``) as its parameters.
+
+    The parameters are plain values, so that a file written by
+    :func:`skops.io.dump` names no type of the package but the estimator's
+    own: loading it asks to trust the estimator class alone (and a callable
+    kernel, which is the user's code).
+    """
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        if isinstance(state.get("_kernel"), Kernel):
+            state["_kernel"] = dict(vars(state["_kernel"]))
+        return state
+
+    def __setstate__(self, state):
+        if isinstance(state.get("_kernel"), dict):
+            state = dict(state, _kernel=Kernel(**state["_kernel"]))
+        super().__setstate__(state)
+
+
 def is_nonnegative_kernel(kernel):
     """Whether ``kernel`` only accepts non-negative dense input."""
     return isinstance(kernel, str) and kernel in NONNEGATIVE_KERNELS

@@ -22,8 +22,14 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._base import _reject_datetime
-from ._kernels import KERNELS, Kernel, is_nonnegative_kernel, resolve_gamma
+from ._base import _DOC_LINK_TEMPLATE, _reject_datetime
+from ._kernels import (
+    KERNELS,
+    Kernel,
+    _KernelStateMixin,
+    is_nonnegative_kernel,
+    resolve_gamma,
+)
 
 # A column whose squared distance to the span of the chosen columns is at
 # most this fraction of its squared norm is taken to lie in that span (the
@@ -181,7 +187,7 @@ def _matching_pursuit(rows, Y, n_steps, backfit, n_candidates, tol, rng):
     return support, alpha, n_iter
 
 
-class KernelMatchingPursuit(ClassifierMixin, BaseEstimator):
+class KernelMatchingPursuit(_KernelStateMixin, ClassifierMixin, BaseEstimator):
     """Kernel Matching Pursuit classifier (Vincent and Bengio).
 
     A batch, greedy, sparse kernel least-squares fit of the labels coded as
@@ -356,6 +362,9 @@ class KernelMatchingPursuit(ClassifierMixin, BaseEstimator):
     >>> clf.score(X, y) > 0.95
     True
     """
+
+    _doc_link_module = "sklearn_budget"
+    _doc_link_template = _DOC_LINK_TEMPLATE
 
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],

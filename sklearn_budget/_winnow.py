@@ -17,7 +17,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._base import _check_targets, _reject_datetime, _shuffle_rng
+from ._base import _DOC_LINK_TEMPLATE, _check_targets, _reject_datetime, _shuffle_rng
 
 # Rows whose bias column and norms are built at once.
 _BLOCK_SIZE = 1024
@@ -304,6 +304,9 @@ class Winnow(ClassifierMixin, BaseEstimator):
     >>> bool(np.all(np.abs(clf.coef_[0, 3:]) < np.abs(clf.coef_[0, :3]).min()))
     True
     """
+
+    _doc_link_module = "sklearn_budget"
+    _doc_link_template = _DOC_LINK_TEMPLATE
 
     _parameter_constraints: dict = {
         "eta": [Interval(Real, 0.0, None, closed="neither")],

@@ -1,3 +1,5 @@
+import importlib
+import ipaddress
 import os
 import socket
 from pathlib import Path
@@ -27,16 +29,58 @@ class NetworkBlocked(OSError):
     """
 
 
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    # No test may download: the real data come from a local data home.
-    def refuse(*args, **kwargs):
-        raise NetworkBlocked(NETWORK_BLOCKED)
+def is_loopback(host):
+    """Whether ``host`` (a name or an address) stays on this machine."""
+    if isinstance(host, bytes):
+        host = host.decode()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except (TypeError, ValueError):
+        return False
 
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+
+@pytest.fixture(autouse=True)
+def no_network(request, monkeypatch):
+    # No test may download: the real data come from a local data home.
+    # Tests marked ``loopback`` (a local dask cluster) may reach this
+    # machine's loopback addresses, and nothing else.
+    loopback = request.node.get_closest_marker("loopback") is not None
+
+    def guard(original, position, keyword):
+        # ``position``/``keyword``: where the call takes the host, or the
+        # (host, port) address, among its arguments.
+        def call(*args, **kwargs):
+            target = args[position] if len(args) > position else kwargs.get(keyword)
+            host = target[0] if isinstance(target, tuple) else target
+            if loopback and is_loopback(host):
+                return original(*args, **kwargs)
+            raise NetworkBlocked(NETWORK_BLOCKED)
+
+        return call
+
+    monkeypatch.setattr(socket, "getaddrinfo", guard(socket.getaddrinfo, 0, "host"))
+    monkeypatch.setattr(socket, "create_connection", guard(socket.create_connection, 0, "address"))
+    monkeypatch.setattr(socket.socket, "connect", guard(socket.socket.connect, 1, "address"))
+    monkeypatch.setattr(socket.socket, "connect_ex", guard(socket.socket.connect_ex, 1, "address"))
+
+
+def import_or_skip(name, require_env):
+    """Import an optional dependency, or skip the module that needs it.
+
+    With ``require_env`` set to 1 in the environment (the CI leg that
+    installs it), a missing dependency fails instead of skipping.
+    """
+    if os.environ.get(require_env, "0") in ("", "0"):
+        return pytest.importorskip(name)
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ImportError(
+            f"{require_env}=1 but {name} cannot be imported ({exc}): install the "
+            "optional dependencies of these tests, or unset the variable to skip them."
+        ) from exc
 
 
 @pytest.fixture(scope="session")
