@@ -339,6 +339,10 @@ def output_files(name):
     """The names of the files experiment ``name`` writes into its output folder."""
     if name.startswith("projectron"):
         figures = [f"{name}_{stem}.png" for stem, *_ in PROJECTRON_FIGURES]
+    elif name in WESTON_MORE:
+        from ._reproduce_weston import output_files as weston_files
+
+        figures = weston_files(name)
     else:
         figures = [f"{name}.png"]
     return [f"{name}.md", f"{name}.json", *figures]
@@ -615,8 +619,15 @@ EXPERIMENTS = {
     "weston-usps-noise": "Weston et al., Fig. 10 (USPS with 10% label noise)",
     "weston-waveform": "Weston et al., Fig. 11 (Waveform)",
     "weston-banana": "Weston et al., Fig. 12 (Banana)",
+    "weston-toy-online": "Weston et al., Figs. 6 and 7 (2-D toy data, linear kernel, one epoch)",
+    "weston-toy-batch": "Weston et al., Fig. 8 (nonlinear 2-D toy data, epochs to convergence)",
+    "weston-usps-epochs": "Weston et al., Fig. 9, the curve with up to 10 epochs (USPS, 0 vs rest)",
+    "weston-error-sets": "Weston et al., Fig. 13 (evaluation sets of the Tighter rule, USPS)",
     "bsgd-table3": "Wang, Crammer and Vucetic (2012), Table 3: one pass at budgets 100 and 500",
 }
+
+# The experiments of sklearn_budget._reproduce_weston.
+WESTON_MORE = ("weston-toy-online", "weston-toy-batch", "weston-usps-epochs", "weston-error-sets")
 
 
 def reproduce(name, *, quick=False, out="sklearn-budget-results", n_jobs=1, random_state=0,
@@ -674,6 +685,12 @@ def reproduce(name, *, quick=False, out="sklearn-budget-results", n_jobs=1, rand
         head += ["**Quick run** (subset, fewer runs): not comparable with the paper.", ""]
     if name.startswith("projectron"):
         lines, figures, runs, settings = _run_projectron(
+            name, quick, out, n_jobs, random_state, data_home, prog
+        )
+    elif name in WESTON_MORE:
+        from ._reproduce_weston import run_weston
+
+        lines, figures, runs, settings = run_weston(
             name, quick, out, n_jobs, random_state, data_home, prog
         )
     elif name == "bsgd-table3":

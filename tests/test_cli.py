@@ -330,6 +330,10 @@ def test_missing_data_is_a_clear_command_line_error(tmp_path, capsys):
     assert not empty.exists()  # the failed download cleaned up after itself
 
 
+# The experiments that draw their own data.
+NO_DATA = ("projectron-synthetic", "weston-toy-online", "weston-toy-batch")
+
+
 def test_reproduce_all_reports_every_failure(tmp_path, capsys):
     out = tmp_path / "out"
     status = main(["reproduce", "all", "--quick", "--silent", "--out", str(out),
@@ -338,9 +342,11 @@ def test_reproduce_all_reports_every_failure(tmp_path, capsys):
     assert status == 1
     # The synthetic experiment needs no data: it ran, and the others were tried.
     assert (out / "projectron-synthetic.md").is_file()
-    assert "6 of 7 experiments failed" in captured.err
+    assert "8 of 11 experiments failed" in captured.err
     for name in rp.EXPERIMENTS:
-        if name != "projectron-synthetic":
+        if name in NO_DATA:
+            assert (out / f"{name}.md").is_file()
+        else:
             assert f"sklearn-budget: error: {name}:" in captured.err
 
 
@@ -440,10 +446,12 @@ def test_reproduce_all_goes_on_past_damaged_data(tmp_path, data_home, capsys):
     captured = capsys.readouterr()
     assert status == 1 and "Traceback" not in captured.err
     assert (out / "projectron-synthetic.md").is_file()
-    assert "6 of 7 experiments failed" in captured.err
+    assert "8 of 11 experiments failed" in captured.err
     lines = _error_lines(captured.err)
-    assert len(lines) == 6
-    damaged = [*DAMAGED.items(), ("weston-usps-noise", DAMAGED["weston-usps"])]
+    assert len(lines) == 8
+    damaged = [*DAMAGED.items()]
+    for name in ("weston-usps-noise", "weston-usps-epochs", "weston-error-sets"):
+        damaged.append((name, DAMAGED["weston-usps"]))
     # bsgd-table3 reads all its data before running: Banana first.
     damaged.append(("bsgd-table3", DAMAGED["weston-banana"]))
     for name, filename in damaged:
@@ -693,3 +701,153 @@ def test_paper_numbers_are_the_papers():
     assert synthetic[("PA-I", None)][:3] == (12.58, 0.05, 3986.8)
     assert synthetic[("RBP", 500)][:2] == (19.27, 0.20)
     assert len(adult) == len(synthetic) == 12
+
+
+# ---------------------------------------------------------------------------
+# The other experiments of Weston et al. (sklearn_budget._reproduce_weston)
+
+
+def _section_rows(markdown, heading):
+    """The table rows (header excluded) of the section under ``heading``."""
+    part = markdown.split(heading + "\n", 1)[1].split("\n#", 1)[0]
+    rows = _table_rows(part)
+    return [r for r in rows if r[0] not in ("evaluation set", "the paper says", "algorithm")]
+
+
+def _claim_rows(markdown, heading="## The paper's claims"):
+    rows = _section_rows(markdown, heading)
+    assert rows and all(r[2] in ("agrees", "**differs**", "inconclusive") for r in rows)
+    return rows
+
+
+def _runs_of(raw, algorithm, size):
+    return [r for r in raw["runs"] if r["algorithm"] == algorithm and r["size"] == size]
+
+
+WESTON_MORE = ("weston-toy-online", "weston-toy-batch", "weston-usps-epochs", "weston-error-sets")
+
+
+@pytest.mark.parametrize("name", WESTON_MORE)
+def test_reproduce_weston_more_quick(name, tmp_path, data_env):
+    table, figures = rp.reproduce(name, quick=True, out=tmp_path, progress=None)
+    assert (tmp_path / f"{name}.md").read_text(encoding="utf-8") == table
+    raw = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
+    assert raw["experiment"] == name and raw["quick"]
+    if name == "weston-toy-online":
+        for kind in ("separable", "noisy"):
+            rows = _section_rows(table, f"### {kind}")
+            assert [r[0] for r in rows[:3]] == ["3", "10", "50"]
+            for p, budget, tighter in rows[:3]:
+                for alg, cell in (("Budget", budget), ("Tighter", tighter)):
+                    errors = [r["error"] for r in _runs_of(raw, f"{kind}: {alg}", int(p))]
+                    assert len(errors) == 2
+                    assert cell == f"{np.mean(errors):.2f} [{min(errors):.2f}, {max(errors):.2f}]"
+                    assert all(r["support"] <= int(p) for r in _runs_of(raw, f"{kind}: {alg}", 2))
+            assert rows[3][0] == "Perceptron (unbounded)"
+            # The Bayes error by hand: 0 when separable; with noise std 0.3 on
+            # u ~ U[0.01, 1], the mean of Phi(-u / 0.3) is 11.59%.
+            assert rows[4][:2] == ["Bayes rule x1 = 0", "0.00 (exact)" if kind == "separable"
+                                   else "11.59 (exact)"]  # fmt: skip
+        assert len(_claim_rows(table)) == 5
+    elif name == "weston-toy-batch":
+        rows = _section_rows(table, "## The first draw (the figure)")
+        labels = [r[0] for r in rows]
+        assert labels[:3] == ["Perceptron", "Budget Perceptron (p = 10)",
+                              "Tighter Budget Perceptron (p = 10)"]  # fmt: skip
+        assert labels[3:] == ["SVM (hard margin)", "basic KMP", "backfitting KMP"]
+        for row, alg in zip(rows, ("Perceptron", "Budget", "Tighter", "SVC", "KMP basic",
+                                   "KMP backfitting")):  # fmt: skip
+            (run,) = _runs_of(raw, alg, None)
+            assert int(row[2]) == run["support"] == len(run["sv"])
+            assert float(row[3]) == pytest.approx(run["error"], abs=0.05)
+            if alg in ("Budget", "Tighter"):
+                assert run["support"] <= 10
+            if alg == "SVC":
+                assert run["error"] == 0.0  # hard margin on separable data
+        assert len(_claim_rows(table, "## The paper's claims (first draw)")) == 6
+    elif name == "weston-usps-epochs":
+        rows = _table_rows(table)
+        grid = [r for r in rows if r[0].isdigit()]
+        assert [r[0] for r in grid] == ["10", "60"]
+        for p, one, multi, epochs, converged in grid:
+            errors = [r["error"] for r in _runs_of(raw, "Tighter 3 epochs", int(p))]
+            assert multi == f"{np.mean(errors):.2f} [{min(errors):.2f}, {max(errors):.2f}]"
+            played = [r["epochs"] for r in _runs_of(raw, "Tighter 3 epochs", int(p))]
+            assert all(1 <= e <= 3 for e in played)
+            assert converged.endswith(" of 2")
+        assert raw["settings"]["error_set_one_epoch"] == "all"
+        assert len(_claim_rows(table)) == 4
+    else:
+        for p in (10, 20):
+            rows = _section_rows(table, f"### p = {p}")
+            assert [(r[0], r[1]) for r in rows] == [
+                ("all seen", "t"), ("support set", str(p)),
+                ("random cache q", "5"), ("random cache q", "20"),
+                ("flip-rate cache q", "5"), ("flip-rate cache q", "20"),
+            ]  # fmt: skip
+            for label, q, error, work, seconds, removals in rows:
+                strategy = {"all seen": "all", "support set": "support", "random cache q":
+                            "random", "flip-rate cache q": "flip"}[label]  # fmt: skip
+                size = int(q) if strategy in ("random", "flip") else None
+                runs = _runs_of(raw, f"p={p} {strategy}", size)
+                errors = [r["error"] for r in runs]
+                assert len(errors) == 2
+                se = np.std(errors, ddof=1) / np.sqrt(2)
+                assert error == f"{np.mean(errors):.2f} ± {se:.2f}"
+                for r in runs:
+                    # One removal per update once the cache is full.
+                    assert r["removals"] == r["n_mistakes"] - p
+                    if strategy == "support":
+                        assert r["work"] == r["removals"] * p * p
+                    if strategy in ("random", "flip"):
+                        assert r["work"] <= r["removals"] * p * size
+            all_work = float(rows[0][3])
+            assert all(float(r[3]) < all_work for r in rows[1:])
+        assert len(_claim_rows(table)) == 3
+    files = rp.output_files(name)
+    _assert_pngs(figures, len(files) - 2)
+    assert sorted(p.name for p in figures) == sorted(f for f in files if f.endswith(".png"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(files)
+
+
+def test_weston_more_protocol(monkeypatch):
+    from sklearn_budget import _reproduce_weston as rw
+
+    calls, specs = {}, {}
+
+    def capture(keys, tasks, *args):
+        calls[tasks[0][0].__name__] = [task_args for _, task_args, _ in tasks]
+        raise KeyboardInterrupt  # enough: the settings are known
+
+    def splits(name, spec, quick, seed, data_home):
+        # The data of weston-usps (checked by test_weston_protocol), small here.
+        specs[len(specs)] = (name, spec, quick)
+        X, y = make_two_gaussians(20, random_state=0)
+        return [(X, y, X, y)] * spec["n_runs"]
+
+    monkeypatch.setattr(rw, "_parallel", capture)
+    monkeypatch.setattr(rw, "_weston_splits", splits)
+    with pytest.raises(KeyboardInterrupt):
+        rw._run_error_sets(False, "unused", 1, 0, None, None)
+    with pytest.raises(KeyboardInterrupt):
+        rw._run_usps_epochs(False, "unused", 1, 0, None, None)
+    for name, spec, quick in specs.values():
+        assert name == "weston-usps" and not quick and spec["gamma"] == 1 / 128
+    # The paper's 40 runs for Fig. 13, 5 as weston-usps for Fig. 9.
+    assert specs[0][1]["n_runs"] == 40 and specs[1][1]["n_runs"] == 5
+    # Fig. 13: p = 35 and 85, the four evaluation sets.
+    sets = calls["_error_set_run"]
+    assert {(p, s) for p, s, *_ in sets} == {(p, s) for p in (35, 85) for s in
+                                             ("all", "support", "random", "flip")}  # fmt: skip
+    for p, s, q, *_ in sets:
+        assert (q is None) == (s in ("all", "support"))
+    assert len({seed for _, _, _, _, seed, *_ in sets}) == 40
+    assert len(sets) == 40 * 2 * (2 + 2 * 6)
+    # Every p of the paper is also a size of the random cache (equal sizes compared).
+    assert {35, 85} <= {q for _, s, q, *_ in sets if s == "random"}
+    # Fig. 9's curve: up to 10 epochs, and one epoch, of the Tighter rule and the Perceptron.
+    epochs = calls["_usps_epochs_run"]
+    assert {(k, e) for k, p, e, *_ in epochs} == {
+        (k, e) for k in ("Tighter", "Perceptron") for e in (1, 10)
+    }
+    assert len({seed for _, _, _, _, seed, *_ in epochs}) == 5
