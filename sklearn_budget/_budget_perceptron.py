@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import _regrow, _vstack
 from ._online_fast import BudgetRule, TighterRule
-from ._perceptron import KernelPerceptron, _doc
+from ._perceptron import _AVERAGE_DOC, _MAX_ITER_DOC, KernelPerceptron, _doc
 
 # Scores of the removal rules that differ by less than this (relative to the
 # size of the hypothesis, sum_i |alpha_i| max_i k(x_i, x_i)) are ties, and a
@@ -59,42 +59,26 @@ _UPDATE_NOTES = """
 """
 
 
-_MAX_ITER_DOC = """
-    max_iter : int, default=5
-        Largest number of online epochs over the training data played by
-        ``fit``. ``fit`` stops earlier after an epoch without any update,
-        or by the ``tol`` criterion.
+# The shared texts of max_iter and average, with the defaults of the Budget
+# Perceptrons and the reason for them.
+_MAX_ITER_BUDGET_DOC = (
+    _MAX_ITER_DOC.replace("default=5", "default=1").rstrip()
+    + """
+        One epoch by default: on overlapping classes more epochs can make
+        the hypothesis worse (Weston et al., 2005); see "Defaults" in the
+        Notes.
 """
+)
 
-_AVERAGE_DOC = """
-    average : bool, default=False
-        If True, the fitted hypothesis is the average of the hypotheses used
-        in every round played (the online-to-batch conversion), maintained
-        exactly in ``O(|S|)`` per round. The online algorithm itself is not
-        changed, and ``n_mistakes_`` still counts the mistakes of the
-        hypotheses played online.
+_AVERAGE_BUDGET_DOC = (
+    _AVERAGE_DOC.replace("default=False", "default=True").rstrip()
+    + """
+        The averaged hypothesis keeps every example that was ever in the
+        support set, so its support set (and the memory of ``fit``) may
+        exceed ``budget``: set ``average=False`` for a model bounded by
+        ``budget``. See "Defaults" in the Notes.
 """
-
-_MAX_ITER_BUDGET_DOC = """
-    max_iter : int, default=1
-        Largest number of online epochs over the training data played by
-        ``fit``. ``fit`` stops earlier after an epoch without any update,
-        or by the ``tol`` criterion. One epoch by default: on overlapping
-        classes more epochs can make the hypothesis worse (Weston et al.,
-        2005); see "Defaults" in the Notes.
-"""
-
-_AVERAGE_BUDGET_DOC = """
-    average : bool, default=True
-        If True, the fitted hypothesis is the average of the hypotheses used
-        in every round played (the online-to-batch conversion), maintained
-        exactly in ``O(|S|)`` per round. The online algorithm itself is not
-        changed, and ``n_mistakes_`` still counts the mistakes of the
-        hypotheses played online. The averaged hypothesis keeps every
-        example that was ever in the support set, so its support set (and
-        the memory of ``fit``) may exceed ``budget``: set ``average=False``
-        for a model bounded by ``budget``. See "Defaults" in the Notes.
-"""
+)
 
 _DEFAULTS_NOTES = """
     **Defaults** (``max_iter=1``, ``average=True``). On overlapping
@@ -129,11 +113,12 @@ _DEFAULTS_NOTES = """
 
 def _budget_doc(text, **kwargs):
     """The shared docstring, with the defaults of the Budget Perceptrons."""
-    doc = _doc(text.replace("{update}", _UPDATE_DOC), **kwargs)
-    for old, new in [(_MAX_ITER_DOC, _MAX_ITER_BUDGET_DOC), (_AVERAGE_DOC, _AVERAGE_BUDGET_DOC)]:
-        if old not in doc:  # pragma: no cover - the shared text was edited
-            raise RuntimeError("the shared docstring changed: update _budget_perceptron.py")
-        doc = doc.replace(old, new)
+    doc = _doc(
+        text.replace("{update}", _UPDATE_DOC),
+        max_iter_doc=_MAX_ITER_BUDGET_DOC,
+        average_doc=_AVERAGE_BUDGET_DOC,
+        **kwargs,
+    )
     return doc.replace("{update_notes}", _UPDATE_NOTES + _DEFAULTS_NOTES)
 
 

@@ -32,11 +32,7 @@ _COMMON_PARAMS_DOC = """
     kernel_params : dict, default=None
         Extra keyword arguments for a callable kernel.
 
-    max_iter : int, default=5
-        Largest number of online epochs over the training data played by
-        ``fit``. ``fit`` stops earlier after an epoch without any update,
-        or by the ``tol`` criterion.
-
+MAX_ITER
     tol : float or None, default=1e-3
         Stopping criterion of ``fit``, on the online mistake rate of each
         epoch: the prediction mistakes made while playing the epoch divided
@@ -115,6 +111,13 @@ AVERAGE
         Rounds between two progress lines of ``partial_fit`` (and within the
         epochs of ``fit`` with ``verbose >= 2``), as ``verbose_interval``
         of :class:`~sklearn.mixture.GaussianMixture` counts iterations.
+"""
+
+_MAX_ITER_DOC = """
+    max_iter : int, default=5
+        Largest number of online epochs over the training data played by
+        ``fit``. ``fit`` stops earlier after an epoch without any update,
+        or by the ``tol`` criterion.
 """
 
 _AVERAGE_DOC = """
@@ -209,11 +212,18 @@ VOTE_ATTRIBUTES
 """
 
 
-def _doc(text, random_extra="", vote=False):
-    """Fill in the shared parts; ``vote``: whether ``average`` accepts 'vote'."""
-    average = _VOTE_AVERAGE_DOC if vote else _AVERAGE_DOC
-    common = _COMMON_PARAMS_DOC.replace("RANDOM_EXTRA", random_extra).replace(
-        "AVERAGE", average.lstrip("\n")
+def _doc(text, random_extra="", vote=False, max_iter_doc=_MAX_ITER_DOC, average_doc=None):
+    """Fill in the shared parts; ``vote``: whether ``average`` accepts 'vote'.
+
+    ``max_iter_doc`` and ``average_doc`` replace the shared texts of these
+    parameters, for estimators with other defaults.
+    """
+    if average_doc is None:
+        average_doc = _VOTE_AVERAGE_DOC if vote else _AVERAGE_DOC
+    common = (
+        _COMMON_PARAMS_DOC.replace("RANDOM_EXTRA", random_extra)
+        .replace("MAX_ITER\n", max_iter_doc.lstrip("\n") + "\n")
+        .replace("AVERAGE", average_doc.lstrip("\n"))
     )
     attributes = _ATTRIBUTES_DOC.replace("VOTE_ATTRIBUTES", _VOTE_ATTRIBUTES_DOC if vote else "")
     return text.replace("{common}", common).replace("{attributes}", attributes)

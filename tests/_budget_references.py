@@ -1,4 +1,6 @@
-"""Per-sample reference implementations of the budget-removal algorithms.
+"""Per-sample reference implementations of the budget-removal algorithms,
+and the steps of the rules whose support set only grows (Perceptron,
+Stoptron, Passive-Aggressive).
 
 Written from ALGORITHMS.md and the papers with no batching and no caching:
 one row at a time, every kernel value from ``pairwise_kernels``, the members
@@ -10,6 +12,8 @@ r-th member" is ``members[r]``). The tests compare the estimators with them;
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
+
+from sklearn_budget import KernelPassiveAggressive, KernelPerceptron, Stoptron
 
 TIE_RTOL = 1e-9
 
@@ -286,3 +290,36 @@ class RefBudget(ReferenceOnline):
             G = F - np.outer(A[j], KE[j])
             errors.append(int((self.margins(G, labels) <= tol).sum()))
         return int(np.argmin(errors))  # first minimum = oldest
+
+
+# Steps of the rules whose support set only grows: the coefficient of the
+# round's example, from its margin, k(x, x) and the number of members.
+def perceptron_rule(margin, kxx, n_members):
+    return 1.0 if margin <= 0 else 0.0
+
+
+def stoptron_rule(budget):
+    return lambda margin, kxx, n: 1.0 if margin <= 0 and n < budget else 0.0
+
+
+def pa_rule(C, loss):
+    def rule(margin, kxx, n):
+        hinge = max(0.0, 1.0 - margin)
+        if hinge == 0 or kxx <= 0:
+            return 0.0
+        return min(C, hinge / kxx) if loss == "hinge" else hinge / (kxx + 0.5 / C)
+
+    return rule
+
+
+# The estimators whose support set only grows, with the step of their rule.
+GROWING_CASES = {
+    "perceptron": (lambda **kw: KernelPerceptron(**kw), perceptron_rule),
+    "stoptron": (lambda **kw: Stoptron(budget=25, **kw), stoptron_rule(25)),
+    "pa1": (lambda **kw: KernelPassiveAggressive(C=0.3, **kw), pa_rule(0.3, "hinge")),
+    "pa2": (
+        lambda **kw: KernelPassiveAggressive(C=0.7, loss="squared_hinge", **kw),
+        pa_rule(0.7, "squared_hinge"),
+    ),
+    "pa": (lambda **kw: KernelPassiveAggressive(C=np.inf, **kw), pa_rule(np.inf, "hinge")),
+}

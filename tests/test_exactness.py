@@ -9,6 +9,7 @@ the same support set and reach the same coefficients.
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _budget_references import GROWING_CASES, perceptron_rule, stoptron_rule
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from sklearn_budget import KernelPassiveAggressive, KernelPerceptron, Stoptron
@@ -91,34 +92,7 @@ def reference_run(X, y, classes, rule, kernel, kernel_kw, weights=None, index=No
     return mistakes, support, coef
 
 
-def perceptron_rule(margin, kxx, n_members):
-    return 1.0 if margin <= 0 else 0.0
-
-
-def stoptron_rule(budget):
-    return lambda margin, kxx, n: 1.0 if margin <= 0 and n < budget else 0.0
-
-
-def pa_rule(C, loss):
-    def rule(margin, kxx, n):
-        hinge = max(0.0, 1.0 - margin)
-        if hinge == 0 or kxx <= 0:
-            return 0.0
-        return min(C, hinge / kxx) if loss == "hinge" else hinge / (kxx + 0.5 / C)
-
-    return rule
-
-
-CASES = {
-    "perceptron": (lambda **kw: KernelPerceptron(**kw), perceptron_rule),
-    "stoptron": (lambda **kw: Stoptron(budget=25, **kw), stoptron_rule(25)),
-    "pa1": (lambda **kw: KernelPassiveAggressive(C=0.3, **kw), pa_rule(0.3, "hinge")),
-    "pa2": (
-        lambda **kw: KernelPassiveAggressive(C=0.7, loss="squared_hinge", **kw),
-        pa_rule(0.7, "squared_hinge"),
-    ),
-    "pa": (lambda **kw: KernelPassiveAggressive(C=np.inf, **kw), pa_rule(np.inf, "hinge")),
-}
+CASES = GROWING_CASES
 
 
 def make_stream(n, n_classes, sparse, seed=0, n_features=5):

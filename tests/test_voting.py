@@ -11,6 +11,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _budget_references import GROWING_CASES, pa_rule
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -32,33 +33,9 @@ from sklearn_budget._base import _BLOCK_SIZE
 GAMMA = 0.5
 
 
-def perceptron_step(margin, kxx, n_members):
-    return 1.0 if margin <= 0 else 0.0
-
-
-def stoptron_step(budget):
-    return lambda margin, kxx, n: 1.0 if margin <= 0 and n < budget else 0.0
-
-
-def pa_step(C, squared):
-    def step(margin, kxx, n):
-        loss = max(0.0, 1.0 - margin)
-        if loss == 0.0 or kxx <= 0.0:
-            return 0.0
-        return loss / (kxx + 0.5 / C) if squared else min(C, loss / kxx)
-
-    return step
-
-
-CASES = {
-    "perceptron": (lambda **kw: KernelPerceptron(**kw), perceptron_step),
-    "stoptron": (lambda **kw: Stoptron(budget=30, **kw), stoptron_step(30)),
-    "pa1": (lambda **kw: KernelPassiveAggressive(C=0.3, **kw), pa_step(0.3, False)),
-    "pa2": (
-        lambda **kw: KernelPassiveAggressive(C=0.7, loss="squared_hinge", **kw),
-        pa_step(0.7, True),
-    ),
-}
+# The rules whose hypotheses are nested (the unbounded PA, C = inf, is in
+# test_exactness.py).
+CASES = {key: GROWING_CASES[key] for key in ("perceptron", "stoptron", "pa1", "pa2")}
 
 
 def make_stream(n, n_classes, sparse, seed=0, n_features=4):
@@ -176,7 +153,7 @@ def test_vote_with_other_kernels(kernel, kernel_kw):
     classes = np.unique(y)
     est = KernelPassiveAggressive(kernel=kernel, average="vote", **kernel_kw)
     est.partial_fit(X, y, classes=classes)
-    step = pa_step(1.0, False)
+    step = pa_rule(1.0, "hinge")
     hypotheses, counts = play(X, y, classes, step, kernel=kernel, kernel_kw=kernel_kw)
     votes = vote(hypotheses, counts, X, X, 3, kernel=kernel, kernel_kw=kernel_kw)
     assert_votes_as_reference(est, votes, counts.sum(), X)
@@ -239,7 +216,7 @@ def test_warm_started_fit_continues_the_vote():
     kw = dict(gamma=GAMMA, shuffle=False, max_iter=1, average="vote")
     warm = KernelPassiveAggressive(warm_start=True, **kw).fit(X1, y1).fit(X2, y2)
     X, y = np.vstack([X1, X2]), np.concatenate([y1, y2])
-    hypotheses, counts = play(X, y, classes, pa_step(1.0, False))
+    hypotheses, counts = play(X, y, classes, pa_rule(1.0, "hinge"))
     np.testing.assert_array_equal(warm.vote_counts_, counts)
     assert_votes_as_reference(warm, vote(hypotheses, counts, X, X, 2), counts.sum(), X)
 
