@@ -312,7 +312,94 @@ def _conversion(average):
     return "average" if average else "last"
 
 
-class BaseKernelOnlineClassifier(_KernelStateMixin, ClassifierMixin, BaseEstimator):
+def _check_rows(estimator, X, reset, nonneg):
+    """Validate ``X`` as float64 rows (``validate_data``), dense or CSR.
+
+    ``nonneg``: the kernel takes dense non-negative input only. Sparse input
+    comes back in canonical form, copied if it was not: sparse products sort
+    the indices in place, and the caller's matrix is never modified.
+    """
+    _reject_datetime(X)
+    X = validate_data(
+        estimator,
+        X,
+        accept_sparse=False if nonneg else "csr",
+        dtype=np.float64,
+        reset=reset,
+    )
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    if nonneg:
+        name = type(estimator).__name__
+        check_non_negative(X, f"{name} with kernel={estimator.kernel!r}")
+    return X
+
+
+class _KernelClassifierMixin:
+    """Input validation, ``predict`` and input tags shared by the kernel classifiers.
+
+    The estimator has a ``kernel`` parameter, ``classes_`` once fitted, and a
+    ``decision_function`` of shape (n,) for two classes and (n, n_classes)
+    otherwise. Comes before ``ClassifierMixin`` in the bases.
+    """
+
+    def _validate_X(self, X, reset):
+        return _check_rows(self, X, reset, nonneg=is_nonnegative_kernel(self.kernel))
+
+    def predict(self, X):
+        """Predict class labels for samples in X.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the score is positive and ``classes_[0]``
+            otherwise (two classes); the class of the largest score otherwise.
+        """
+        scores = self.decision_function(X)
+        if len(self.classes_) == 2:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        nonneg = is_nonnegative_kernel(self.kernel)
+        tags.input_tags.sparse = not nonneg
+        tags.input_tags.positive_only = nonneg
+        return tags
+
+
+def _partial_fit_classes(estimator, classes):
+    """The classes of a ``partial_fit`` call: ``(first, classes)``.
+
+    The first call of a stream must give ``classes``; later calls may omit
+    them or must repeat them. Later calls also validate the parameters
+    again and check that the stream can go on.
+    """
+    if not hasattr(estimator, "classes_"):
+        if classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit.")
+        return True, unique_labels(classes)
+    if classes is not None and not np.array_equal(estimator.classes_, unique_labels(classes)):
+        raise ValueError(
+            f"`classes={classes!r}` is not the same as on last call to "
+            f"partial_fit, was: {estimator.classes_!r}"
+        )
+    # scikit-learn validates parameters only on the first call; a stream
+    # validates them on every call.
+    estimator._validate_params()
+    estimator._check_stream_continues()
+    return False, estimator.classes_
+
+
+class BaseKernelOnlineClassifier(
+    _KernelStateMixin, _KernelClassifierMixin, ClassifierMixin, BaseEstimator
+):
     """Base class of the online kernel classifiers.
 
     Subclasses implement :meth:`_make_rule`, which returns the compiled rule
@@ -648,24 +735,6 @@ class BaseKernelOnlineClassifier(_KernelStateMixin, ClassifierMixin, BaseEstimat
     # ------------------------------------------------------------------
     # Validation and the public API
     # ------------------------------------------------------------------
-    def _validate_X(self, X, reset):
-        _reject_datetime(X)
-        nonneg = is_nonnegative_kernel(self.kernel)
-        X = validate_data(
-            self,
-            X,
-            accept_sparse=False if nonneg else "csr",
-            dtype=np.float64,
-            reset=reset,
-        )
-        if sp.issparse(X) and not X.has_canonical_format:
-            # Sparse products sort the indices in place: never the caller's matrix.
-            X = X.copy()
-            X.sum_duplicates()
-        if nonneg:
-            check_non_negative(X, f"{type(self).__name__} with kernel={self.kernel!r}")
-        return X
-
     def _check_stream_continues(self):
         """Refuse to go on with a stream that cannot be continued exactly."""
         changed = []
@@ -893,23 +962,7 @@ class BaseKernelOnlineClassifier(_KernelStateMixin, ClassifierMixin, BaseEstimat
                 "(sklearn.utils.class_weight), and pass them as "
                 "class_weight=dict(zip(classes, weights))."
             )
-        first = not hasattr(self, "classes_")
-        if first:
-            if classes is None:
-                raise ValueError("classes must be passed on the first call to partial_fit.")
-            classes = unique_labels(classes)
-        elif classes is not None:
-            if not np.array_equal(self.classes_, unique_labels(classes)):
-                raise ValueError(
-                    f"`classes={classes!r}` is not the same as on last call to "
-                    f"partial_fit, was: {self.classes_!r}"
-                )
-        if not first:
-            # scikit-learn validates parameters only on the first call; a
-            # stream validates them on every call.
-            self._validate_params()
-            self._check_stream_continues()
-            classes = self.classes_
+        first, classes = _partial_fit_classes(self, classes)
         X, y_enc, w, classes = self._validate_fit_input(X, y, sample_weight, classes, reset=first)
         if first:
             self.classes_ = classes
@@ -1134,29 +1187,3 @@ class BaseKernelOnlineClassifier(_KernelStateMixin, ClassifierMixin, BaseEstimat
         if self._binary:
             return np.column_stack([log_expit(-scores), log_expit(scores)])
         return log_softmax(scores, axis=1)
-
-    def predict(self, X):
-        """Predict class labels for samples in X.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            ``classes_[1]`` where the score is positive and ``classes_[0]``
-            otherwise (two classes); the class of the largest score otherwise.
-        """
-        scores = self.decision_function(X)
-        if self._binary:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        nonneg = is_nonnegative_kernel(self.kernel)
-        tags.input_tags.sparse = not nonneg
-        tags.input_tags.positive_only = nonneg
-        return tags

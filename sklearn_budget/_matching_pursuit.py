@@ -17,17 +17,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
-    check_non_negative,
     column_or_1d,
-    validate_data,
 )
 
-from ._base import _DOC_LINK_TEMPLATE, _reject_datetime
+from ._base import _DOC_LINK_TEMPLATE, _KernelClassifierMixin
 from ._kernels import (
     KERNELS,
     Kernel,
     _KernelStateMixin,
-    is_nonnegative_kernel,
     resolve_gamma,
 )
 
@@ -187,7 +184,9 @@ def _matching_pursuit(rows, Y, n_steps, backfit, n_candidates, tol, rng):
     return support, alpha, n_iter
 
 
-class KernelMatchingPursuit(_KernelStateMixin, ClassifierMixin, BaseEstimator):
+class KernelMatchingPursuit(
+    _KernelStateMixin, _KernelClassifierMixin, ClassifierMixin, BaseEstimator
+):
     """Kernel Matching Pursuit classifier (Vincent and Bengio).
 
     A batch, greedy, sparse kernel least-squares fit of the labels coded as
@@ -404,24 +403,6 @@ class KernelMatchingPursuit(_KernelStateMixin, ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
 
-    def _validate_X(self, X, reset):
-        _reject_datetime(X)
-        nonneg = is_nonnegative_kernel(self.kernel)
-        X = validate_data(
-            self,
-            X,
-            accept_sparse=False if nonneg else "csr",
-            dtype=np.float64,
-            reset=reset,
-        )
-        if sp.issparse(X) and not X.has_canonical_format:
-            # Sparse products sort the indices in place: never the caller's matrix.
-            X = X.copy()
-            X.sum_duplicates()
-        if nonneg:
-            check_non_negative(X, f"{type(self).__name__} with kernel={self.kernel!r}")
-        return X
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the model by greedy kernel matching pursuit on ``(X, y)``.
@@ -517,29 +498,3 @@ class KernelMatchingPursuit(_KernelStateMixin, ClassifierMixin, BaseEstimator):
         X = self._validate_X(X, reset=False)
         scores = self._kernel.expansion(X, self.support_vectors_, self.dual_coef_)
         return scores[:, 0] if len(self.classes_) == 2 else scores
-
-    def predict(self, X):
-        """Predict class labels for samples in X.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            ``classes_[1]`` where the score is positive and ``classes_[0]``
-            otherwise (two classes); the class of the largest score otherwise.
-        """
-        scores = self.decision_function(X)
-        if len(self.classes_) == 2:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        nonneg = is_nonnegative_kernel(self.kernel)
-        tags.input_tags.sparse = not nonneg
-        tags.input_tags.positive_only = nonneg
-        return tags

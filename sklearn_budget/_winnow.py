@@ -11,13 +11,17 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import (
     check_is_fitted,
-    validate_data,
 )
 
-from ._base import _DOC_LINK_TEMPLATE, _check_targets, _reject_datetime, _shuffle_rng
+from ._base import (
+    _DOC_LINK_TEMPLATE,
+    _check_rows,
+    _check_targets,
+    _partial_fit_classes,
+    _shuffle_rng,
+)
 
 # Rows whose bias column and norms are built at once.
 _BLOCK_SIZE = 1024
@@ -577,13 +581,7 @@ class Winnow(ClassifierMixin, BaseEstimator):
     # Validation and the public API
     # ------------------------------------------------------------------
     def _validate_X(self, X, reset):
-        _reject_datetime(X)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=reset)
-        if sp.issparse(X) and not X.has_canonical_format:
-            # One entry per coordinate, in order: never the caller's matrix.
-            X = X.copy()
-            X.sum_duplicates()
-        return X
+        return _check_rows(self, X, reset, nonneg=False)
 
     def _validate_fit_input(self, X, y, sample_weight, classes, reset):
         """Validate everything before any state is touched."""
@@ -672,22 +670,7 @@ class Winnow(ClassifierMixin, BaseEstimator):
         return self._atomic(self._partial_fit, X, y, classes, sample_weight)
 
     def _partial_fit(self, X, y, classes, sample_weight):
-        first = not hasattr(self, "classes_")
-        if first:
-            if classes is None:
-                raise ValueError("classes must be passed on the first call to partial_fit.")
-            classes = unique_labels(classes)
-        else:
-            if classes is not None and not np.array_equal(self.classes_, unique_labels(classes)):
-                raise ValueError(
-                    f"`classes={classes!r}` is not the same as on last call to "
-                    f"partial_fit, was: {self.classes_!r}"
-                )
-            # scikit-learn validates parameters only on the first call; a
-            # stream validates them on every call.
-            self._validate_params()
-            self._check_stream_continues()
-            classes = self.classes_
+        first, classes = _partial_fit_classes(self, classes)
         X, y_enc, w, classes = self._validate_fit_input(X, y, sample_weight, classes, reset=first)
         if first:
             self.classes_ = classes
