@@ -530,7 +530,7 @@ class BaseKernelOnlineClassifier(
             coef0=self.coef0,
             kernel_params=self.kernel_params,
         )
-        self._gamma = self._kernel.gamma
+        self.gamma_ = self._kernel.gamma
         self._kernel_code = KERNEL_CODES.get(self.kernel) if isinstance(self.kernel, str) else None
         self._dense = not sp.issparse(X)
         n_rows = 1 if self._binary else len(self.classes_)

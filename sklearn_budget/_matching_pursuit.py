@@ -273,6 +273,12 @@ class KernelMatchingPursuit(
     n_components_ : int
         Number of support vectors, ``len(support_)``.
 
+    gamma_ : float
+        The kernel coefficient used: ``gamma`` itself when numeric, else the
+        value that ``'scale'`` or ``'auto'`` resolved to on the data that
+        started the stream (kept, and unused, for the kernels that take no
+        ``gamma``).
+
     n_iter_ : int
         Number of greedy steps taken. Equal to ``n_components_`` for
         backfitting; may exceed it for basic, which can select an example
@@ -471,7 +477,7 @@ class KernelMatchingPursuit(
             )
         self.classes_ = classes
         self._kernel = kernel
-        self._gamma = kernel.gamma
+        self.gamma_ = kernel.gamma
         self.support_ = support
         sv = X[support]
         self.support_vectors_ = sv if sp.issparse(sv) else np.ascontiguousarray(sv)

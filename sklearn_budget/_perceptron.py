@@ -192,6 +192,12 @@ _ATTRIBUTES_DOC = """
         order the rounds were played; cumulative over ``partial_fit`` calls,
         reset by ``fit`` unless ``warm_start=True``.
 
+    gamma_ : float
+        The kernel coefficient used: ``gamma`` itself when numeric, else the
+        value that ``'scale'`` or ``'auto'`` resolved to on the data that
+        started the stream (kept, and unused, for the kernels that take no
+        ``gamma``).
+
     n_iter_ : int
         Number of epochs played by the last ``fit`` (1 after ``partial_fit``).
 

@@ -93,12 +93,12 @@ def test_gamma_scale_is_fixed_on_the_first_call_of_a_stream():
     X, y = blobs(200, seed=5)
     est = KernelPerceptron().partial_fit(X[:100], y[:100], classes=[0, 1])
     expected = 1.0 / (X.shape[1] * X[:100].var())
-    assert est._gamma == pytest.approx(expected)
+    assert est.gamma_ == pytest.approx(expected)
     est.partial_fit(10 * X[100:], y[100:])
-    assert est._gamma == pytest.approx(expected)
+    assert est.gamma_ == pytest.approx(expected)
     # Constant data have no variance: 'scale' falls back to 1.0, as SVC does.
     est = KernelPerceptron().partial_fit(np.full((1, 4), 2.0), y[:1], classes=[0, 1])
-    assert est._gamma == 1.0
+    assert est.gamma_ == 1.0
 
 
 def test_warm_start_continues_and_cold_start_resets():

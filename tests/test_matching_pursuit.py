@@ -309,7 +309,7 @@ def test_sparse_input_gives_the_dense_model():
 def test_gamma_scale_is_that_of_svc():
     X, y = data()
     est = KernelMatchingPursuit(5).fit(X, y)
-    assert est._gamma == pytest.approx(1.0 / (X.shape[1] * X.var()))
+    assert est.gamma_ == pytest.approx(1.0 / (X.shape[1] * X.var()))
     ref = KernelMatchingPursuit(5, gamma=1.0 / (X.shape[1] * X.var())).fit(X, y)
     np.testing.assert_array_equal(est.support_, ref.support_)
 
