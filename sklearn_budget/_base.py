@@ -40,7 +40,7 @@ from time import perf_counter
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, log_expit, log_softmax
+from scipy.special import log_expit, log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
@@ -57,6 +57,8 @@ from sklearn.utils.validation import (
 )
 from threadpoolctl import ThreadpoolController
 
+from ._averaging import bounded_average, fold, new_pool
+from ._calibration import fit_scale, new_bins, record_margins
 from ._kernels import (
     KERNELS,
     Kernel,
@@ -182,64 +184,6 @@ def _check_targets(X, y, sample_weight, classes):
     return y, classes, w
 
 
-# Progressive margins are kept in fixed bins, as weighted counts and sums
-# per class: memory independent of the stream's length, and additive, so the
-# same for any split of a stream into calls. The bins are uniform in
-# log|margin| over [1e-12, 1e12] for each sign (wider margins share the end
-# bins): 5% wide whatever the scale of the scores, which differs by orders
-# of magnitude between algorithms; each bin is represented by its mean.
-_CAL_HALF = 1024
-_CAL_BINS = 2 * _CAL_HALF
-_CAL_LOG_RANGE = (np.log(1e-12), np.log(1e12))
-# Smallest probability scale, relative to the largest margin.
-_MIN_SCALE = 1e-6
-
-
-def _fit_temperature(counts, sums, n_c):
-    """Scale ``a >= 0`` of ``P(correct) = sigmoid(a * margin - log(C - 1))`` by maximum likelihood.
-
-    The model is the softmax of ``a f`` with every other class at the
-    runner-up's score (``C`` classes; a sigmoid for two). ``counts[c, b]``
-    and ``sums[c, b]``: weight and weighted margin sum of the rounds of
-    class ``c`` in bin ``b``; ``n_c[c]``: the rounds of class ``c``. Platt's
-    smoothed targets ``(N_c + 1) / (N_c + 2)`` keep ``a`` finite when every
-    margin is positive.
-    """
-    offset = np.log(max(counts.shape[0] - 1, 1))
-    target = np.broadcast_to(((n_c + 1.0) / (n_c + 2.0))[:, None], counts.shape)
-    used = counts > 0
-    n, t = counts[used], target[used]
-    m = sums[used] / n
-    if n.size == 0 or not np.any(m):
-        return _MIN_SCALE
-
-    def slope(a):  # derivative of the concave log-likelihood, and its derivative
-        p = expit(a * m - offset)
-        return float(np.sum(n * (t - p) * m)), float(np.sum(n * p * (1.0 - p) * m * m))
-
-    if slope(0.0)[0] <= 0.0:
-        # Margins that carry no evidence: near-uniform probabilities, still
-        # ordered as the scores (so that they agree with predict).
-        return _MIN_SCALE / np.max(np.abs(m))
-    lo, hi = 0.0, 1.0 / np.max(np.abs(m))
-    while slope(hi)[0] > 0.0 and hi < 1e300:
-        lo, hi = hi, 2.0 * hi
-    # Newton's steps, kept inside the bracket [lo, hi] of the root of the slope.
-    a = 0.5 * (lo + hi)
-    for _ in range(200):
-        g, h = slope(a)
-        if g > 0.0:
-            lo = a
-        else:
-            hi = a
-        step = a + g / h if h > 0.0 else np.nan
-        a_new = step if lo < step < hi else 0.5 * (lo + hi)
-        if abs(a_new - a) <= 1e-12 * a_new or lo == hi:
-            return a_new
-        a = a_new
-    return a
-
-
 # Fewest rows of a first partial_fit call from which gamma='scale' is taken
 # without a warning: the variance of fewer is too noisy to fix a stream's width.
 _MIN_ROWS_FOR_SCALE = 30
@@ -301,14 +245,23 @@ def _regrow(a, axes, new):
     return out
 
 
+# ``average`` of the rules that remove members: False, True (the average
+# kept within the budget) or 'exact' (the exact average, which keeps every
+# member the stream ever had: for research, it grows with the stream).
+REMOVAL_AVERAGE = ["boolean", StrOptions({"exact"})]
+
 # Fitted attributes of the voted conversion (average='vote').
 _VOTE_ATTRIBUTES = ("vote_index_", "vote_dual_coef_", "vote_counts_")
 
 
 def _conversion(average):
-    """The online-to-batch conversion named by ``average``: "last", "average" or "vote"."""
+    """The online-to-batch conversion named by ``average``.
+
+    "last", "average" (bounded by the budget for the removal rules),
+    "exact" (the unbounded average of the removal rules) or "vote".
+    """
     if isinstance(average, str):
-        return "vote"
+        return average
     return "average" if average else "last"
 
 
@@ -505,6 +458,16 @@ class BaseKernelOnlineClassifier(
     # State
     # ------------------------------------------------------------------
     @property
+    def _averages(self):
+        """Whether the engine keeps the running sums of the average."""
+        return self._conversion in ("average", "exact")
+
+    @property
+    def _bounded_pool(self):
+        """Whether the average is kept within the budget by a pool (removal rules)."""
+        return self._conversion == "average" and self._removes_members
+
+    @property
     def _n(self):
         return int(self._state["counters"][0])
 
@@ -541,17 +504,20 @@ class BaseKernelOnlineClassifier(
         self._add_state("counters", np.zeros(4, dtype=np.int64))  # n, t, mistakes, updates
         # Global scale of the stored coefficients, and the averaging clock.
         self._add_state("scale", np.array([1.0, 0.0]))
-        n_classes = len(self.classes_)
-        self._add_state("cal_counts", np.zeros((n_classes, _CAL_BINS)))
-        self._add_state("cal_sums", np.zeros((n_classes, _CAL_BINS)))
-        self._add_state("cal_n", np.zeros(n_classes))
+        for name, array in new_bins(len(self.classes_)).items():
+            self._add_state(name, array)
         self._add_state("alpha", np.zeros((0, n_rows)), (0,))
         for name in ("idx", "born", "cols"):
             self._add_state(name, np.zeros(0, dtype=np.int64), (0,))
         self._add_state("kdiag", np.zeros(0), (0,))
-        if self._conversion == "average":
+        if self._averages:
             self._add_state("acc", np.zeros((0, n_rows)), (0,))
             self._add_state("stamp", np.zeros(0), (0,))
+        if self._bounded_pool:
+            # The averaged hypothesis within the budget (see _averaging.py).
+            for name, array in new_pool(n_rows).items():
+                self._add_state(name, array)
+            self._pool_X = X[:0] if sp.issparse(X) else np.zeros((0, X.shape[1]))
         if self._keeps_gram:
             self._add_state("gram", np.zeros((0, 0)), (0, 1))
         if self._dense:
@@ -604,7 +570,7 @@ class BaseKernelOnlineClassifier(
         kernel, state = self._kernel, self._state
         engine = Engine(
             state["alpha"].shape[1],
-            self._conversion == "average",
+            self._averages,
             self._keeps_gram,
             self._removes_members,
             self._dense,
@@ -657,13 +623,21 @@ class BaseKernelOnlineClassifier(
             if calibrate:
                 t_end = self._t
                 rounds = np.arange(t_end - b + 1, t_end + 1, dtype=np.float64)
-                self._record_margins(engine.margins(b), y[sl], w[sl], rounds)
+                yb = y[sl]
+                cls = (yb > 0).astype(np.intp) if self._binary else yb.astype(np.intp)
+                record_margins(self._state, engine.margins(b), cls, w[sl], rounds)
             retired = engine.retired()
             if retired is not None:
                 ridx, racc, rX, rcol = retired
-                self._retired_idx.extend(ridx)
-                self._retired_acc.extend(racc)
-                self._retired_sv.append(rX if self._dense else Z[rcol])
+                rX = rX if self._dense else Z[rcol]
+                if self._bounded_pool:
+                    self._pool_X = fold(
+                        self._state, self._pool_X, kernel, rX, racc, ridx, self.budget
+                    )
+                else:
+                    self._retired_idx.extend(ridx)
+                    self._retired_acc.extend(racc)
+                    self._retired_sv.append(rX)
             if not self._dense:
                 self._sv_sparse = Z[self._state["cols"][: self._n]]
             self._block_end(rule, Xb, Z)
@@ -672,26 +646,6 @@ class BaseKernelOnlineClassifier(
         # The last update of a call has no later round whose scores would show it.
         if not np.isfinite(self._state["alpha"][: self._n]).all():
             raise ValueError(_overflow_message(X, w, "Non-finite coefficients after the call"))
-
-    def _record_margins(self, margins, y, w, rounds):
-        """Add the progressive margins of rounds ``rounds`` to the bins.
-
-        Round ``t`` weighs ``t`` (times its sample weight) in the fit of the
-        scale: later hypotheses are nearer the final one, whose scores the
-        probabilities scale. The per-class totals of Platt's targets count
-        rounds by their sample weight alone.
-        """
-        cls = (y > 0).astype(np.intp) if self._binary else y.astype(np.intp)
-        lo, hi = _CAL_LOG_RANGE
-        with np.errstate(divide="ignore"):
-            u = (np.log(np.abs(margins)) - lo) * (_CAL_HALF / (hi - lo))
-        u = np.clip(np.nan_to_num(u, neginf=0.0), 0, _CAL_HALF - 1).astype(np.intp)
-        bins = np.where(margins >= 0, _CAL_HALF + u, _CAL_HALF - 1 - u)
-        flat, size = cls * _CAL_BINS + bins, self._state["cal_counts"].size
-        wt = w * rounds
-        self._state["cal_counts"] += np.bincount(flat, wt, size).reshape(-1, _CAL_BINS)
-        self._state["cal_sums"] += np.bincount(flat, wt * margins, size).reshape(-1, _CAL_BINS)
-        self._state["cal_n"] += np.bincount(cls, w, len(self._state["cal_n"]))
 
     def _prepare_block(self, b):
         """Grow the rule's own buffers before a block of ``b`` rows; whether they moved."""
@@ -982,9 +936,15 @@ class BaseKernelOnlineClassifier(
         n, t, state = self._n, self._t, self._state
         wscale, clock = state["scale"]
         sv, idx, coef = self._sv, state["idx"][:n], state["alpha"][:n].T
-        if self._conversion == "average" and t > 0:
+        if self._averages and t > 0:
             # The running sums are in the coefficients' true units.
-            coef = (state["acc"][:n].T + coef * (clock - state["stamp"][:n])) / t
+            coef = state["acc"][:n].T + coef * (clock - state["stamp"][:n])
+            if self._bounded_pool:
+                order = np.argsort(state["born"][:n], kind="stable")
+                sv, idx, coef = bounded_average(
+                    state, self._pool_X, self._kernel, sv, coef.T, idx, order, self.budget
+                )
+            coef = coef / t
             if self._retired_idx:
                 sv = _vstack(sv, self._stack(self._retired_sv))
                 idx = np.concatenate([idx, self._retired_idx])
@@ -1024,7 +984,7 @@ class BaseKernelOnlineClassifier(
             self.support_vectors_ = np.ascontiguousarray(self.support_vectors_)
         self.dual_coef_ = np.ascontiguousarray(coef)
         self.n_mistakes_ = int(state["counters"][2])
-        self.proba_scale_ = _fit_temperature(state["cal_counts"], state["cal_sums"], state["cal_n"])
+        self.proba_scale_ = fit_scale(state)
 
     def _publish_vote(self, column, coef):
         """The hypotheses played and their counts, for ``average='vote'``.

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseKernelOnlineClassifier
+from ._base import REMOVAL_AVERAGE, BaseKernelOnlineClassifier
 from ._online_fast import BudgetedSGDRule
 from ._perceptron import _doc
 
@@ -137,6 +137,7 @@ class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
 
     _parameter_constraints: dict = {
         **BaseKernelOnlineClassifier._parameter_constraints,
+        "average": REMOVAL_AVERAGE,
         "budget": [Interval(Integral, 1, None, closed="left")],
         "alpha": [Interval(Real, 0.0, None, closed="neither")],
         "maintenance": [StrOptions(set(_MAINTENANCE))],

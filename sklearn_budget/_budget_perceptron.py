@@ -9,7 +9,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _regrow, _vstack
+from ._base import REMOVAL_AVERAGE, _regrow, _vstack
 from ._online_fast import BudgetRule, TighterRule
 from ._perceptron import _AVERAGE_DOC, _MAX_ITER_DOC, KernelPerceptron, _doc
 
@@ -136,7 +136,7 @@ class _BaseBudgetPerceptron(KernelPerceptron):
         **KernelPerceptron._parameter_constraints,
         # Removals: the hypotheses played are not the prefixes of the
         # updates, so there is no voted conversion.
-        "average": ["boolean"],
+        "average": REMOVAL_AVERAGE,
         "budget": [Interval(Integral, 1, None, closed="left")],
         "beta": [Interval(Real, 0.0, None, closed="left")],
         "update": [StrOptions({"perceptron", "mira", "nobias_svm"})],

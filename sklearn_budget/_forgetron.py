@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._online_fast import ForgetronRule
+from ._base import REMOVAL_AVERAGE
 from ._perceptron import KernelPerceptron, _doc
 
 # The self-tuned Forgetron keeps the sum of the removal costs Psi below
@@ -127,7 +128,7 @@ class Forgetron(KernelPerceptron):
         **KernelPerceptron._parameter_constraints,
         # Removals: the hypotheses played are not the prefixes of the
         # updates, so there is no voted conversion.
-        "average": ["boolean"],
+        "average": REMOVAL_AVERAGE,
         "budget": [Interval(Integral, 1, None, closed="left")],
         "shrink": [StrOptions({"self-tuned"}), Interval(Real, 0.0, 1.0, closed="right")],
     }

@@ -1520,3 +1520,142 @@ cdef class BudgetedSGDRule(Rule):
         if m == last:
             m = nn
         e.replace_member(m, &self.xz[0], &self.u[0], 1.0)
+
+
+# ----------------------------------------------------------------------
+# Bounded averaging (ALGORITHMS.md, "Bounded averaging")
+# ----------------------------------------------------------------------
+# Relative tolerance under which two members' compression losses tie (and
+# the one that entered first leaves).
+cdef double POOL_TIE = 1e-9
+
+
+def fold_into_pool(const double[:, ::1] C, const double[:, ::1] coef, const double[::1] kxx,
+                   const int64_t[::1] index, double[:, ::1] G, double[:, ::1] K,
+                   double[:, ::1] beta, int64_t[::1] born, int64_t[::1] idx, int64_t[::1] src,
+                   int64_t[::1] ints, Py_ssize_t budget, double rtol, Py_ssize_t refresh_every,
+                   Py_ssize_t start):
+    """Add the functions ``coef[j] k(x_j, .)``, in order from row ``start``, to
+    the pool expansion ``sum_i beta[i] k(p_i, .)`` of at most ``budget`` members.
+
+    A function in the span of the pool (residual ``delta2 <= rtol k(x_j, x_j)``)
+    is projected onto it; otherwise ``x_j`` joins, and if the pool then holds
+    ``budget + 1`` members, the member whose removal followed by the projection
+    of its function onto the others loses the least RKHS norm,
+    ``||beta_q||^2 / G_qq``, leaves and is projected (ties: the oldest).
+
+    ``G`` is the inverse of the pool's Gram matrix ``K``, updated in
+    ``O(budget^2)`` per change. ``C[j, c]`` is ``k(x_j, .)`` at column ``c`` of
+    the block: the pool's members at the start of the call own the columns
+    ``0 .. n0 - 1`` (their ``src``), row ``l`` of the call the column ``n0 + l``.
+    ``ints = [n, entries so far, changes since G was last recomputed]``.
+
+    Returns the next row to fold: before ``coef.shape[0]`` when ``G`` is due
+    to be recomputed from ``K`` (every ``refresh_every`` changes), which
+    bounds the rounding error that the updates accumulate.
+    """
+    cdef Py_ssize_t m = coef.shape[0], R = coef.shape[1], n0 = C.shape[1] - m
+    cdef Py_ssize_t j, i, l, c, q, n, last, nxt = m
+    cdef double delta2, s, inv, low, loss, cut, di
+    cdef bint nonzero
+    # The pool never holds more members than the rows of G.
+    cdef double[::1] k = np.zeros(G.shape[0] + 1)
+    cdef double[::1] d = np.zeros(G.shape[0] + 1)
+    cdef double[::1] lossv = np.zeros(G.shape[0] + 1)
+    with nogil:
+        for j in range(start, m):
+            nonzero = False
+            for c in range(R):
+                if coef[j, c] != 0.0:
+                    nonzero = True
+            if not nonzero:
+                continue
+            n = ints[0]
+            for i in range(n):
+                k[i] = C[j, src[i]]
+            delta2 = kxx[j]
+            for i in range(n):
+                s = 0.0
+                for l in range(n):
+                    s = s + G[i, l] * k[l]
+                d[i] = s
+                delta2 = delta2 - k[i] * s
+            if delta2 <= rtol * kxx[j]:
+                # In the span up to rounding: the projection is the function.
+                for i in range(n):
+                    for c in range(R):
+                        beta[i, c] += d[i] * coef[j, c]
+                continue
+            # Join: the block inverse of the grown Gram matrix (Projectron, Eq. 11).
+            inv = 1.0 / delta2
+            for i in range(n):
+                di = d[i] * inv
+                for l in range(n):
+                    G[i, l] += di * d[l]
+                G[i, n] = -di
+                G[n, i] = -di
+                K[i, n] = k[i]
+                K[n, i] = k[i]
+            G[n, n] = inv
+            K[n, n] = kxx[j]
+            for c in range(R):
+                beta[n, c] = coef[j, c]
+            born[n] = ints[1]
+            idx[n] = index[j]
+            src[n] = n0 + j
+            ints[1] += 1
+            ints[2] += 1
+            n = n + 1
+            ints[0] = n
+            if n > budget:
+                # The compression loss of each member: its coefficients times
+                # the residual of its kernel function off the others' span,
+                # whose squared norm is 1 / G_qq.
+                low = INFINITY
+                for i in range(n):
+                    loss = 0.0
+                    for c in range(R):
+                        loss = loss + beta[i, c] * beta[i, c]
+                    lossv[i] = loss / G[i, i]
+                    if lossv[i] < low:
+                        low = lossv[i]
+                cut = low + POOL_TIE * fabs(low)
+                q = -1
+                for i in range(n):
+                    if lossv[i] <= cut and (q < 0 or born[i] < born[q]):
+                        q = i
+                # beta_rest += beta_q K_rest^{-1} k_rest(p_q) = -beta_q G_rest,q / G_qq,
+                # and G_rest becomes the inverse of K_rest (block elimination).
+                inv = 1.0 / G[q, q]
+                for i in range(n):
+                    d[i] = G[i, q]
+                for i in range(n):
+                    if i == q:
+                        continue
+                    di = d[i] * inv
+                    for c in range(R):
+                        beta[i, c] -= di * beta[q, c]
+                    for l in range(n):
+                        G[i, l] -= di * d[l]
+                # The last member takes the freed place.
+                last = n - 1
+                if q != last:
+                    for i in range(n):
+                        G[q, i] = G[last, i]
+                        K[q, i] = K[last, i]
+                    for i in range(n):
+                        G[i, q] = G[i, last]
+                        K[i, q] = K[i, last]
+                    G[q, q] = G[last, last]
+                    K[q, q] = K[last, last]
+                    for c in range(R):
+                        beta[q, c] = beta[last, c]
+                    born[q] = born[last]
+                    idx[q] = idx[last]
+                    src[q] = src[last]
+                ints[0] = last
+                ints[2] += 1
+            if ints[2] >= refresh_every:
+                nxt = j + 1
+                break
+    return nxt

@@ -8,6 +8,7 @@ from numbers import Integral
 from sklearn.utils._param_validation import Interval
 
 from ._online_fast import RandomizedBudgetRule
+from ._base import REMOVAL_AVERAGE
 from ._perceptron import KernelPerceptron, _doc
 
 
@@ -85,7 +86,7 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
         **KernelPerceptron._parameter_constraints,
         # Removals: the hypotheses played are not the prefixes of the
         # updates, so there is no voted conversion.
-        "average": ["boolean"],
+        "average": REMOVAL_AVERAGE,
         "budget": [Interval(Integral, 1, None, closed="left")],
     }
 

@@ -43,6 +43,9 @@ class ReferenceOnline:
         self.rounds = 0
         self.mistakes = 0
         self.removed = 0
+        # (index, row, running sum) of each member removed, in order: what
+        # the bounded average folds into its pool.
+        self.retired_log = []
 
     # helpers ------------------------------------------------------------
     def k(self, A, B):
@@ -89,6 +92,11 @@ class ReferenceOnline:
         l1 = np.abs(np.array([m.coef for m in self.members])).sum(axis=0).max()
         kmax = max(abs(m.kxx) for m in self.members)
         return TIE_RTOL * (1.0 + l1 * kmax)
+
+    def pop_member(self, i):
+        m = self.members.pop(i)
+        self.retired_log.append((m.index, m.x, np.atleast_1d(self.sums.get(m.index, 0.0)).copy()))
+        self.removed += 1
 
     # the protocol -------------------------------------------------------
     def partial_fit(self, X, y, weights=None, index=None):
@@ -178,8 +186,7 @@ class RefForgetron(ReferenceOnline):
                 self.Q += vv * (s * phi) ** 2 + 2 * s * phi * (1 - phi * mu)
                 if phi < 1:
                     self.scale(phi)
-            self.members.pop(0)
-            self.removed += 1
+            self.pop_member(0)
 
     def scale(self, phi):
         for m in self.members:
@@ -197,8 +204,7 @@ class RefRBP(ReferenceOnline):
 
     def update(self, index, x, label, f, margin, kxx, w):
         while len(self.members) >= self.budget:
-            self.members.pop(self.rng.randint(len(self.members)))
-            self.removed += 1
+            self.pop_member(self.rng.randint(len(self.members)))
         self.members.append(Member(index, x, label, w * self.direction(f, label), kxx))
 
 
@@ -255,8 +261,7 @@ class RefBudget(ReferenceOnline):
                 self.E.pop(int(np.argmin(rates)))  # first minimum = oldest
             self.E.append([x, label, t, 0, None])
         while len(self.members) >= self.budget:
-            self.members.pop(self.choose())
-            self.removed += 1
+            self.pop_member(self.choose())
         self.members.append(Member(index, x, label, w * tau * d, kxx))
         if self.removal == "flip":
             F = self.scores([e[0] for e in self.E])

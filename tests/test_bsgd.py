@@ -244,20 +244,22 @@ def test_other_kernels_and_sparse_input(maintenance, kernel, sparse):
 
 @pytest.mark.parametrize("maintenance", ["removal", "projection"])
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_average_matches_reference(maintenance, n_classes):
+def test_exact_average_matches_reference(maintenance, n_classes):
     check_average_matches_reference(maintenance, n_classes)
 
 
 @pytest.mark.any_kernel_path
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_merging_average_matches_reference(n_classes):
+def test_merging_exact_average_matches_reference(n_classes):
     check_average_matches_reference("merging", n_classes)
 
 
 def check_average_matches_reference(maintenance, n_classes):
     X, y = stream(200, n_classes, seed=4)
     kw = KERNELS["rbf"]
-    est = BudgetedSGDClassifier(budget=6, alpha=0.02, maintenance=maintenance, average=True, **kw)
+    est = BudgetedSGDClassifier(
+        budget=6, alpha=0.02, maintenance=maintenance, average="exact", **kw
+    )
     est.partial_fit(X, y, classes=np.arange(n_classes))
     ref = ReferenceBSGD(n_classes, 0.02, 6, maintenance, "rbf", kw)
     ref.play(X, encode(y, n_classes), np.arange(len(y)), average=True)

@@ -146,12 +146,12 @@ def test_fit_one_epoch_matches_reference(case, n_classes):
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_average_and_weights_match_reference(case):
+def test_exact_average_and_weights_match_reference(case):
     X, y = make_stream(_BLOCK_SIZE + 60, 3, seed=4)
     w = np.random.RandomState(0).uniform(0.2, 2.0, size=X.shape[0])
     w[::9] = 0.0  # rows of weight zero are not played
     classes = np.unique(y)
-    est = CASES[case][0](10, gamma=GAMMA, average=True, random_state=1)
+    est = CASES[case][0](10, gamma=GAMMA, average="exact", random_state=1)
     est.partial_fit(X, y, classes=classes, sample_weight=w)
     ref = reference(case, X, y, classes, 10, seed=1, weights=w)
     assert_same(est, ref, average=True)

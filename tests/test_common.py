@@ -67,6 +67,7 @@ ESTIMATORS = [
     BudgetedSGDClassifier(budget=20, maintenance="projection"),
     BudgetedSGDClassifier(budget=20, maintenance="removal", average=True),
     BudgetedSGDClassifier(budget=20, alpha=1e-2, average=True),
+    BudgetedSGDClassifier(budget=20, maintenance="merging", average=True),
     # Their other configurations are checked in their own test files.
     KernelMatchingPursuit(),
     Winnow(),
@@ -176,7 +177,7 @@ def test_ill_conditioned_streams_stay_finite_and_bounded(estimator, gamma):
     scores = est.decision_function(X)
     assert np.all(np.isfinite(scores)) and np.all(np.isfinite(est.dual_coef_))
     budget = est.get_params().get("budget")
-    if budget is not None and est.average is not True:
+    if budget is not None and est.average != "exact":
         assert len(est.support_) <= budget
     est.partial_fit(X, y)
     assert np.all(np.isfinite(est.decision_function(X)))
