@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ._online_fast import fold_into_pool
+from ._online_fast import fold_into_pool, kernel_block
 
 # A function whose squared residual off the pool's span is below this
 # fraction of k(x, x) is projected instead of joining (the part lost is at
@@ -109,13 +109,28 @@ def _stack(A, B):
     return np.concatenate([A, B], axis=0)
 
 
-def fold(pool, rows, kernel, X, coef, index, budget):
+def _kernel_values(kernel, kernel_code, X, Z):
+    if kernel_code is not None and not (sp.issparse(X) or sp.issparse(Z)) and X.shape[1]:
+        return kernel_block(
+            np.ascontiguousarray(X, dtype=np.float64),
+            np.ascontiguousarray(Z, dtype=np.float64),
+            kernel_code,
+            float(kernel.gamma),
+            float(kernel.degree),
+            float(kernel.coef0),
+        )
+    return np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
+
+
+def fold(pool, rows, kernel, kernel_code, X, coef, index, budget):
     """Bring ``coef[j] k(X[j], .)`` into the pool, in order; returns its new rows.
 
     ``pool``: the arrays of :func:`new_pool` (grown and updated in place, or
     replaced by grown copies); ``rows``: the pool's member rows, in position
-    order (dense or CSR); ``coef``: running sums, shape (len(X), n_rows);
-    ``index``: the stream index of each row (-1: not a row of the stream).
+    order (dense or CSR); ``kernel_code``: the compiled form of the kernel
+    (``KERNEL_CODES``), or None; ``coef``: running sums, shape (len(X),
+    n_rows); ``index``: the stream index of each row (-1: not a row of the
+    stream).
     """
     m = X.shape[0]
     if m == 0:
@@ -127,7 +142,7 @@ def fold(pool, rows, kernel, X, coef, index, budget):
     pool["pool_src"][:n0] = np.arange(n0)
     Z = _stack(rows, X)
     with np.errstate(all="ignore"):
-        C = np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
+        C = _kernel_values(kernel, kernel_code, X, Z)
         kxx = np.ascontiguousarray(kernel.diag(X), dtype=np.float64)
     if not (np.isfinite(C).all() and np.isfinite(kxx).all() and np.isfinite(coef).all()):
         # Rows so large that their kernel values overflow (the blocked
@@ -166,7 +181,7 @@ def fold(pool, rows, kernel, X, coef, index, budget):
     return Z[pool["pool_src"][: int(ints[0])]]
 
 
-def bounded_average(pool, rows, kernel, X, coef, index, order, budget):
+def bounded_average(pool, rows, kernel, kernel_code, X, coef, index, order, budget):
     """The members, stream indices and summed coefficients of the bounded average.
 
     ``X``, ``coef``, ``index``: the current members with their running sums,
@@ -175,6 +190,6 @@ def bounded_average(pool, rows, kernel, X, coef, index, order, budget):
     rounds for the average.
     """
     final = copy_pool(pool)
-    sv = fold(final, rows, kernel, X[order], coef[order], index[order], budget)
+    sv = fold(final, rows, kernel, kernel_code, X[order], coef[order], index[order], budget)
     n = int(final["pool_ints"][0])
     return sv, final["pool_idx"][:n].copy(), final["pool_beta"][:n].T.copy()

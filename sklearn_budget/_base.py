@@ -632,7 +632,14 @@ class BaseKernelOnlineClassifier(
                 rX = rX if self._dense else Z[rcol]
                 if self._bounded_pool:
                     self._pool_X = fold(
-                        self._state, self._pool_X, kernel, rX, racc, ridx, self.budget
+                        self._state,
+                        self._pool_X,
+                        kernel,
+                        self._kernel_code,
+                        rX,
+                        racc,
+                        ridx,
+                        self.budget,
                     )
                 else:
                     self._retired_idx.extend(ridx)
@@ -942,7 +949,15 @@ class BaseKernelOnlineClassifier(
             if self._bounded_pool:
                 order = np.argsort(state["born"][:n], kind="stable")
                 sv, idx, coef = bounded_average(
-                    state, self._pool_X, self._kernel, sv, coef.T, idx, order, self.budget
+                    state,
+                    self._pool_X,
+                    self._kernel,
+                    self._kernel_code,
+                    sv,
+                    coef.T,
+                    idx,
+                    order,
+                    self.budget,
                 )
             coef = coef / t
             if self._retired_idx:

@@ -1525,6 +1525,25 @@ cdef class BudgetedSGDRule(Rule):
 # ----------------------------------------------------------------------
 # Bounded averaging (ALGORITHMS.md, "Bounded averaging")
 # ----------------------------------------------------------------------
+def kernel_block(const double[:, ::1] X, const double[:, ::1] Z, kernel_code, double gamma,
+                 double degree, double coef0):
+    """``K(X, Z)`` for dense rows and a kernel of ``KERNEL_CODES``.
+
+    For the small blocks of the averaged model, where the validation of
+    ``pairwise_kernels`` costs more than the kernel values; computed from
+    differences, so that huge rows give the values the round loop gives.
+    """
+    cdef Py_ssize_t i, l, m = X.shape[0], p = Z.shape[0], d = X.shape[1]
+    cdef int kind = kernel_code
+    out = np.zeros((m, p))
+    cdef double[:, ::1] K = out
+    with nogil:
+        for i in range(m):
+            for l in range(p):
+                K[i, l] = _dense_kernel(kind, &X[i, 0], &Z[l, 0], d, gamma, degree, coef0)
+    return out
+
+
 # Relative tolerance under which two members' compression losses tie (and
 # the one that entered first leaves).
 cdef double POOL_TIE = 1e-9
