@@ -34,8 +34,9 @@ stream, and deterministic.
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg.lapack import dpotrf, dpotri
 
+from ._kernels import single_blas_thread
 from ._online_fast import fold_into_pool, kernel_block
 
 # A function whose squared residual off the pool's span is below this
@@ -94,13 +95,17 @@ def _recompute_inverse(pool):
     n = int(pool["pool_ints"][0])
     if n == 0:
         return
-    try:
-        factor = cho_factor(pool["pool_K"][:n, :n], lower=True, check_finite=False)
-    except LinAlgError:
+    # A small product: on one thread it does not wait for busy cores.
+    with single_blas_thread():
+        factor, info = dpotrf(pool["pool_K"][:n, :n], lower=1)
+        if info != 0:
+            return
+        G, info = dpotri(factor, lower=1)
+    if info != 0 or not np.isfinite(G).all():
         return
-    G = cho_solve(factor, np.eye(n), check_finite=False)
-    if np.isfinite(G).all():
-        pool["pool_G"][:n, :n] = 0.5 * (G + G.T)
+    # dpotri fills the lower triangle.
+    G = np.tril(G)
+    pool["pool_G"][:n, :n] = G + np.tril(G, -1).T
 
 
 def _stack(A, B):

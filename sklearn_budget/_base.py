@@ -55,7 +55,6 @@ from sklearn.utils.validation import (
     column_or_1d,
     validate_data,
 )
-from threadpoolctl import ThreadpoolController
 
 from ._averaging import bounded_average, fold, new_pool
 from ._calibration import fit_scale, new_bins, record_margins
@@ -66,6 +65,7 @@ from ._kernels import (
     _nonfinite_scores,
     is_nonnegative_kernel,
     resolve_gamma,
+    single_blas_thread,
 )
 from ._online_fast import KERNEL_CODES, Engine
 from ._progress import _Progress
@@ -101,21 +101,6 @@ _BLOCKED_NS_PER_CALL = 1_000_000.0
 # Largest block product run on BLAS threads: smaller ones are faster on one
 # thread than on threads that compete with other work on a busy machine.
 _SINGLE_THREAD_FLOPS = 5e7
-
-
-_threadpools = None
-
-
-def _single_blas_thread():
-    """Context in which BLAS runs on one thread.
-
-    One controller serves the process: building one inspects every loaded
-    library (milliseconds), limiting through it costs microseconds.
-    """
-    global _threadpools
-    if _threadpools is None:
-        _threadpools = ThreadpoolController()
-    return _threadpools.limit(limits=1, user_api="blas")
 
 
 def _direct_pays(n_members, n_rows, n_features):
@@ -609,7 +594,7 @@ class BaseKernelOnlineClassifier(
                 Z = _vstack(self._sv, Xb)
                 small = b * Z.shape[0] * X.shape[1] < _SINGLE_THREAD_FLOPS
                 # Overflow shows as non-finite scores, reported by the loop.
-                with _single_blas_thread() if small else nullcontext(), np.errstate(all="ignore"):
+                with single_blas_thread() if small else nullcontext(), np.errstate(all="ignore"):
                     Kc = np.ascontiguousarray(kernel(Xb, Z), dtype=np.float64)
             engine.set_block(y[sl], w[sl], diag, index[sl], Kc=Kc, Xb=Xb if self._dense else None)
             self._block_start(rule, Xb, y[sl], Z, Kc)

@@ -14,8 +14,24 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils import gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
+
+_threadpools = None
+
+
+def single_blas_thread():
+    """Context in which BLAS runs on one thread.
+
+    One controller serves the process: building one inspects every loaded
+    library (milliseconds), limiting through it costs microseconds.
+    """
+    global _threadpools
+    if _threadpools is None:
+        _threadpools = ThreadpoolController()
+    return _threadpools.limit(limits=1, user_api="blas")
+
 
 #: Kernel names accepted by the estimators: those of ``pairwise_kernels``
 #: except ``"precomputed"``, which cannot evaluate a new row of a stream
