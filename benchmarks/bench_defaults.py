@@ -7,7 +7,8 @@ Budget Perceptrons.
     test rows) and on USPS (10 classes and digit 0 against the rest).
 (b) ``budget`` of the Projectrons (the hard bound) at ``eta`` 0.1 and 0.5,
     on the same data.
-(c) ``max_iter`` and ``average`` of the Budget Perceptron and the Tighter
+(c) ``max_iter`` and ``average`` (False, True: within the budget, 'exact':
+    the unbounded exact average) of the Budget Perceptron and the Tighter
     Budget Perceptron (``budget=100``, everything else default) on a9a,
     USPS (0 against the rest), banana and waveform: test accuracy, support
     size of the model and fit time.
@@ -136,7 +137,8 @@ def part_c(n_a9a, quick):
         name: load(name, n_a9a if name == "a9a" else n, 5000 if name == "a9a" else None)
         for name in names
     }
-    grid = [(1, False), (1, True), (5, False), (5, True)]
+    # average=True: within the budget; 'exact': the unbounded exact average.
+    grid = [(1, False), (1, True), (1, "exact"), (5, False), (5, True), (5, "exact")]
     seeds = [0] if quick else [0, 1, 2]
     print(
         f"(c) Budget Perceptrons, budget=100 (mean over random_state {seeds}; "

@@ -36,6 +36,11 @@ Run from the repository root::
     python benchmarks/bench_rounds.py --streams a --estimators Stoptron,Forgetron
     python benchmarks/bench_rounds.py --no-baseline          # new engine only, no git
     python benchmarks/bench_rounds.py --out rounds.md --json rounds.json
+    python benchmarks/bench_rounds.py --average --no-baseline   # the bounded averages
+
+``--average`` times and measures the budget estimators with ``average=True``
+(the average within the budget): compare with a run without it for the
+cost of the average per round.
 """
 
 import argparse
@@ -65,7 +70,18 @@ ESTIMATORS = (
     "TighterBudgetPerceptron",
     "Projectron",
     "ProjectronPlusPlus",
+    "BudgetedSGDClassifier",
     *UNBOUNDED,
+)
+# Estimators the old engine does not have.
+NEW_ONLY = ("BudgetedSGDClassifier",)
+# Estimators whose average=True is the bounded average (they remove members).
+REMOVAL = (
+    "Forgetron",
+    "RandomizedBudgetPerceptron",
+    "BudgetPerceptron",
+    "TighterBudgetPerceptron",
+    "BudgetedSGDClassifier",
 )
 
 # eta of the Projectron and the Projectron++ on each stream, chosen so that |S|
@@ -87,23 +103,29 @@ CHUNK = 10_000  # rows per partial_fit call of the timed passes
 KERNEL_CHUNK = 256  # rows per block of the kernel-work replay
 
 
-def estimator_params(name, stream):
-    """Constructor arguments (besides the kernel) of an estimator on a stream."""
+def estimator_params(name, stream, average=False):
+    """Constructor arguments (besides the kernel) of an estimator on a stream.
+
+    ``average``: the budget estimators average (within the budget);
+    otherwise every estimator returns its last hypothesis.
+    """
     if name in ("Projectron", "ProjectronPlusPlus"):
         return {"eta": ETA[stream]}
     if name in UNBOUNDED:
         return {}
     params = {"budget": BUDGET}
-    if name in ("BudgetPerceptron", "TighterBudgetPerceptron"):
-        params["average"] = False  # the hypothesis the old engine timed
-    if name == "RandomizedBudgetPerceptron":
+    if name in ("BudgetPerceptron", "TighterBudgetPerceptron") or average:
+        params["average"] = average  # False: the hypothesis the old engine timed
+    if name in ("RandomizedBudgetPerceptron", "BudgetedSGDClassifier"):
         params["random_state"] = 0
     return params
 
 
-def label(name, stream):
+def label(name, stream, average=False):
     if name in ("Projectron", "ProjectronPlusPlus"):
         return f"{name}(eta={ETA[stream]})"
+    if average and name not in UNBOUNDED:
+        return f"{name}(average=True)"
     return name
 
 
@@ -316,8 +338,11 @@ def worker(engine, spec):
     X, y = _load(spec["data"])
     classes = np.unique(y)
 
+    average = spec.get("average", False)
+
     def make(name):
-        return getattr(sb, name)(kernel="rbf", gamma=gamma, **estimator_params(name, stream))
+        params = estimator_params(name, stream, average)
+        return getattr(sb, name)(kernel="rbf", gamma=gamma, **params)
 
     out = dict(info=info, results={})
     with threadpool_limits(1):
@@ -352,7 +377,7 @@ def worker(engine, spec):
         for name in spec["estimators"]:
             n = spec["rounds"][name]
             print(
-                f"  [{engine}] {stream} {label(name, stream)}: {n} rounds",
+                f"  [{engine}] {stream} {label(name, stream, average)}: {n} rounds",
                 file=sys.stderr,
                 flush=True,
             )
@@ -465,6 +490,11 @@ def report(data):
             else ""
         )
         + (" Quick run: tiny sizes, not representative." if cfg["quick"] else "")
+        + (
+            " The budget estimators average (`average=True`, within the budget)."
+            if cfg.get("average")
+            else ""
+        )
     )
     versions = sorted({h for _, h in data.get("new_engine_fingerprints", [])})
     if len(versions) > 1:
@@ -578,7 +608,7 @@ def report(data):
         for name, m in mem["results"].items():
             a, b = m.get(str(p), {}), m.get(str(n), {})
             lines.append(
-                f"| {label(name, 'a')} | {a.get('support_size', '-')} / "
+                f"| {label(name, 'a', cfg.get('average'))} | {a.get('support_size', '-')} / "
                 f"{b.get('support_size', '-')} | "
                 f"{fmt(a.get('peak_rss_growth_kb'), ',.0f')} | "
                 f"{fmt(b.get('peak_rss_growth_kb'), ',.0f')} | "
@@ -624,6 +654,11 @@ def main(argv=None):
     parser.add_argument(
         "--min-time", type=float, default=2.0, help="seconds to spend repeating a short pass"
     )
+    parser.add_argument(
+        "--average",
+        action="store_true",
+        help="the budget estimators average (average=True: within the budget); no old engine",
+    )
     parser.add_argument("--no-memory", action="store_true", help="skip the memory table")
     parser.add_argument("--out", help="also write the markdown report to this file")
     parser.add_argument("--json", help="write the raw numbers to this JSON file")
@@ -647,6 +682,9 @@ def main(argv=None):
     size = sizes(args)
     if args.quick:
         args.repeat = 1
+    if args.average:
+        # The old engine's average kept every member: nothing to compare with.
+        args.no_baseline = True
     tic_all = time.perf_counter()
     data = dict(
         config=dict(
@@ -658,6 +696,7 @@ def main(argv=None):
             baseline_sha=None,
             eta=ETA,
             budget=BUDGET,
+            average=args.average,
             chunk=CHUNK,
             kernel_chunk=KERNEL_CHUNK,
             sizes=size,
@@ -694,6 +733,7 @@ def main(argv=None):
                 kernel_rounds=size["kernel_rounds"] if stream == "a" else n_rows,
                 repeat=args.repeat,
                 min_time=args.min_time,
+                average=args.average,
             )
             print(f"stream ({stream}): new engine", file=sys.stderr, flush=True)
             try:
@@ -708,6 +748,7 @@ def main(argv=None):
                 print(f"stream ({stream}): old engine", file=sys.stderr, flush=True)
                 ospec = dict(
                     spec,
+                    estimators=[e for e in names if e not in NEW_ONLY],
                     package_dir=str(old_dir),
                     rounds=old_rounds,
                     checkpoints=[],
@@ -723,14 +764,14 @@ def main(argv=None):
                 row = dict(
                     stream=stream,
                     estimator=name,
-                    label=label(name, stream),
-                    params=estimator_params(name, stream),
+                    label=label(name, stream, args.average),
+                    params=estimator_params(name, stream, args.average),
                     new={k: v for k, v in rnew.items() if k != "kernel"},
                     kernel=rnew.get("kernel"),
                     old=None,
                     speedup=None,
                 )
-                if old is not None:
+                if old is not None and name in old["results"]:
                     rold = old["results"][name]
                     row["old"] = {k: v for k, v in rold.items() if k != "prefixes"}
                     if rold["rounds"] == rnew["rounds"]:
@@ -757,6 +798,7 @@ def main(argv=None):
                     package_dir=str(ROOT),
                     rounds=size["n_a"],
                     prefix=size["mem_prefix"],
+                    average=args.average,
                 )
                 try:
                     mout = run_worker("mem", mspec, ROOT, tmp)

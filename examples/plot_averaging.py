@@ -12,12 +12,12 @@ mistakes, while the average smooths them out.
 
 Each learner plays one pass over a stream of noisy examples (20% of the
 labels flipped); every 250 rounds we measure the test error of its current
-hypothesis, last and averaged. The averaged models of the budget
-algorithms that remove members may keep more than ``budget`` support
-vectors: the average remembers every member that ever was in the support
-set, which for the Forgetron here is nearly every mistake. The
-Projectron++, which never removes a member, averages on its own small
-support set.
+hypothesis, last and averaged. The exact average of the Forgetron, a
+learner that removes members, involves nearly every mistake of the stream
+(``average='exact'``, dotted); ``average=True`` keeps it within the budget
+(dashed), by compressing the members that leave into an expansion of at
+most ``budget`` members. The Projectron++, which never removes a member,
+averages on its own small support set.
 """
 
 # Authors: The sklearn-budget developers
@@ -47,12 +47,15 @@ chunk = 250
 ends = np.arange(chunk, len(X) + 1, chunk)
 fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
 for ax, (name, make) in zip(axes, makers.items()):
-    for average, style in ((False, "-"), (True, "--")):
+    variants = ((False, "-"), (True, "--"))
+    if name.startswith("Forgetron"):
+        variants += (("exact", ":"),)
+    for average, style in variants:
         clf, errors = make(average), []
         for stop in ends:
             clf.partial_fit(X[stop - chunk : stop], y[stop - chunk : stop], classes=[-1, 1])
             errors.append(1 - clf.score(X_test, y_test))
-        label = "averaged" if average else "last"
+        label = {False: "last", True: "averaged", "exact": "exact average"}[average]
         ax.plot(ends, 100 * np.asarray(errors), style, lw=1.8, label=label)
         print(f"{name:24s} {label:8s} test error {errors[-1]:.3f}, |S| = {len(clf.support_)}")
     ax.set_title(name)

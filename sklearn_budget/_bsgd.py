@@ -99,10 +99,7 @@ class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
       to the span below ``1e-5`` of its norm) is projected on them instead
       of added: the same function, and a regular factor.
 
-    With ``average=True`` the averaged hypothesis keeps the exact
-    contribution of every member that ever was in the support set
-    (including merged points), so it may have more than ``budget`` support
-    vectors.
+{averaging}
 
     Each round costs the kernel row of the example against the support set
     plus ``O(budget)``; a maintenance step adds ``O(budget)`` (removal),
@@ -132,7 +129,8 @@ class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
     True
     >>> clf.score(X, y) > 0.9
     True
-    """
+    """,
+        removal=True,
     )
 
     _parameter_constraints: dict = {

@@ -95,9 +95,7 @@ class Forgetron(KernelPerceptron):
     norm at most ``U = (1/4) sqrt((B + 1) / log(B + 1))``) assume
     ``k(x, x) <= 1``, which holds for the Gaussian kernel.
 
-    With ``average=True`` the averaged hypothesis keeps the exact
-    contribution of every member that was ever in the support set, so it
-    may have more than ``budget`` support vectors.
+{averaging}
 
     Each update costs ``O(budget)`` besides the kernel row of the example
     (the engine keeps the Gram matrix of the members, so ``f'(x_r)`` needs
@@ -121,7 +119,11 @@ class Forgetron(KernelPerceptron):
     True
     >>> clf.score(X, y) > 0.8
     True
-    """
+    >>> averaged = Forgetron(budget=30, gamma=2.0, average=True, random_state=0).fit(X, y)
+    >>> len(averaged.support_) <= 30
+    True
+    """,
+        removal=True,
     )
 
     _parameter_constraints: dict = {

@@ -51,9 +51,7 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
     (noisy) gradient step of an L2 regulariser, which gives the algorithm
     its mistake bound.
 
-    With ``average=True`` the averaged hypothesis keeps the exact
-    contribution of every member that was ever in the support set, so it
-    may have more than ``budget`` support vectors.
+{averaging}
 
     Each update costs ``O(budget)`` besides the kernel row of the example;
     memory is ``O(budget)`` whatever the length of the stream.
@@ -78,6 +76,7 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
     True
     """,
         random_extra=" and, when the stream starts, the generator of the random removals",
+        removal=True,
     )
 
     _stream_params = KernelPerceptron._stream_params + ("budget",)

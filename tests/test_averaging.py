@@ -229,3 +229,29 @@ def test_exact_average_is_the_research_option():
     assert len(exact.support_) > 10 and len(last.support_) <= 10
     with pytest.raises(ValueError, match="average"):
         Forgetron(10, average="vote").fit(X, y)
+
+
+def _state_bytes(est):
+    """Bytes of the model's state arrays (the pool's rows included)."""
+    total = sum(a.nbytes for a in est._state.values())
+    rows = getattr(est, "_pool_X", None)
+    if rows is not None:
+        total += rows.data.nbytes if sp.issparse(rows) else rows.nbytes
+    return total + sum(a.nbytes for a in getattr(est, "_retired_sv", []))
+
+
+@pytest.mark.parametrize("est", REMOVAL_ESTIMATORS, ids=repr)
+def test_state_does_not_grow_with_the_stream(est):
+    # Once the pool is full the state keeps its size, however long the
+    # stream; the exact average's grows with it.
+    X, y = make_stream(12_000, 3, seed=9)
+    bounded = est.set_params(average=True, gamma=GAMMA, random_state=0)
+    exact = bounded.__class__(**{**bounded.get_params(), "average": "exact"})
+    sizes = {}
+    for name, model in (("bounded", bounded), ("exact", exact)):
+        model.partial_fit(X[:3000], y[:3000], classes=[0, 1, 2])
+        early = _state_bytes(model)
+        model.partial_fit(X[3000:], y[3000:])
+        sizes[name] = (early, _state_bytes(model))
+    assert sizes["bounded"][1] == sizes["bounded"][0]
+    assert sizes["exact"][1] > 1.5 * sizes["exact"][0]
