@@ -32,6 +32,8 @@ stream.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import copy
+import os
+import sys
 import warnings
 from abc import abstractmethod
 from contextlib import nullcontext
@@ -174,6 +176,21 @@ def _check_targets(X, y, sample_weight, classes):
 _MIN_ROWS_FOR_SCALE = 30
 
 
+def _caller_stacklevel():
+    """``stacklevel`` of a warning, at the first frame outside this package and scikit-learn.
+
+    The call that warns is nested in the API's wrappers; the warning
+    belongs to the user's line that made the call.
+    """
+    import sklearn
+
+    inside = (os.path.dirname(__file__), os.path.dirname(sklearn.__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _warn_if_scale_is_unreliable(X, from_partial_fit):
     """Warn when gamma='scale' is fixed for a stream from too little data."""
     n = X.shape[0]
@@ -184,7 +201,7 @@ def _warn_if_scale_is_unreliable(X, from_partial_fit):
     why = (
         "its features have zero variance, so gamma falls back to 1.0"
         if var <= 0
-        else (f"it has only {n} rows")
+        else (f"it has only {n} row{'' if n == 1 else 's'}")
     )
     warnings.warn(
         f"gamma='scale' is computed once, on the call that starts the stream, and {why}. "
@@ -192,7 +209,7 @@ def _warn_if_scale_is_unreliable(X, from_partial_fit):
         "example 1 / (n_features * X.var()) computed on a representative sample of the "
         "scaled data.",
         UserWarning,
-        stacklevel=4,
+        stacklevel=_caller_stacklevel(),
     )
 
 

@@ -317,6 +317,8 @@ def test_gamma_scale_from_too_little_data_warns(n_rows, first_call, message):
         else:
             est.partial_fit(Xs, ys, classes=[0, 1])
     texts = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    # The warning points at the line that made the call.
+    assert all(w.filename == __file__ for w in caught if issubclass(w.category, UserWarning))
     if message is None:
         assert not any("gamma='scale'" in t for t in texts)
     else:
