@@ -118,6 +118,9 @@ def estimator_params(name, stream, average=False):
         params["average"] = average  # False: the hypothesis the old engine timed
     if name in ("RandomizedBudgetPerceptron", "BudgetedSGDClassifier"):
         params["random_state"] = 0
+    if name == "BudgetedSGDClassifier":
+        # Projection takes the sparse stream (b); merging needs dense rows.
+        params["maintenance"] = "projection"
     return params
 
 
