@@ -1574,19 +1574,23 @@ def fold_into_pool(const double[:, ::1] C, const double[:, ::1] coef, const doub
     bounds the rounding error that the updates accumulate.
     """
     cdef Py_ssize_t m = coef.shape[0], R = coef.shape[1], n0 = C.shape[1] - m
-    cdef Py_ssize_t j, i, l, c, q, n, last, nxt = m
-    cdef double delta2, s, inv, low, loss, cut, di
+    cdef Py_ssize_t j, i, l, c, q, n, nxt = m
+    cdef double delta2, s, inv, low, cut, di, gi, aa, gqq, gn, rq
     cdef bint nonzero
     # The pool never holds more members than the rows of G.
     cdef double[::1] k = np.zeros(G.shape[0] + 1)
     cdef double[::1] d = np.zeros(G.shape[0] + 1)
+    cdef double[::1] g = np.zeros(G.shape[0] + 1)
     cdef double[::1] lossv = np.zeros(G.shape[0] + 1)
+    cdef double[::1] bq = np.zeros(R)
     with nogil:
         for j in range(start, m):
             nonzero = False
+            aa = 0.0
             for c in range(R):
                 if coef[j, c] != 0.0:
                     nonzero = True
+                aa = aa + coef[j, c] * coef[j, c]
             if not nonzero:
                 continue
             n = ints[0]
@@ -1605,37 +1609,39 @@ def fold_into_pool(const double[:, ::1] C, const double[:, ::1] coef, const doub
                     for c in range(R):
                         beta[i, c] += d[i] * coef[j, c]
                 continue
-            # Join: the block inverse of the grown Gram matrix (Projectron, Eq. 11).
             inv = 1.0 / delta2
-            for i in range(n):
-                di = d[i] * inv
-                for l in range(n):
-                    G[i, l] += di * d[l]
-                G[i, n] = -di
-                G[n, i] = -di
-                K[i, n] = k[i]
-                K[n, i] = k[i]
-            G[n, n] = inv
-            K[n, n] = kxx[j]
-            for c in range(R):
-                beta[n, c] = coef[j, c]
-            born[n] = ints[1]
-            idx[n] = index[j]
-            src[n] = n0 + j
             ints[1] += 1
-            ints[2] += 1
-            n = n + 1
-            ints[0] = n
-            if n > budget:
-                # The compression loss of each member: its coefficients times
-                # the residual of its kernel function off the others' span,
-                # whose squared norm is 1 / G_qq.
-                low = INFINITY
+            if n < budget:
+                # Join: the block inverse of the grown Gram matrix (Projectron, Eq. 11).
                 for i in range(n):
-                    loss = 0.0
+                    di = d[i] * inv
+                    for l in range(n):
+                        G[i, l] += di * d[l]
+                    G[i, n] = -di
+                    G[n, i] = -di
+                    K[i, n] = k[i]
+                    K[n, i] = k[i]
+                G[n, n] = inv
+                K[n, n] = kxx[j]
+                for c in range(R):
+                    beta[n, c] = coef[j, c]
+                born[n] = ints[1] - 1
+                idx[n] = index[j]
+                src[n] = n0 + j
+                ints[0] = n + 1
+                ints[2] += 1
+            else:
+                # The pool with x_j would hold budget + 1 members: one leaves.
+                # The compression loss of each, ||beta_q||^2 over the squared
+                # norm of the residual of its kernel function off the others'
+                # span (1 / G_qq), from the grown inverse's diagonal without
+                # forming it: G_qq + d_q^2 / delta2, and delta2 for x_j.
+                low = aa * delta2
+                for i in range(n):
+                    s = 0.0
                     for c in range(R):
-                        loss = loss + beta[i, c] * beta[i, c]
-                    lossv[i] = loss / G[i, i]
+                        s = s + beta[i, c] * beta[i, c]
+                    lossv[i] = s / (G[i, i] + d[i] * inv * d[i])
                     if lossv[i] < low:
                         low = lossv[i]
                 cut = low + POOL_TIE * fabs(low)
@@ -1643,37 +1649,48 @@ def fold_into_pool(const double[:, ::1] C, const double[:, ::1] coef, const doub
                 for i in range(n):
                     if lossv[i] <= cut and (q < 0 or born[i] < born[q]):
                         q = i
-                # beta_rest += beta_q K_rest^{-1} k_rest(p_q) = -beta_q G_rest,q / G_qq,
-                # and G_rest becomes the inverse of K_rest (block elimination).
-                inv = 1.0 / G[q, q]
-                for i in range(n):
-                    d[i] = G[i, q]
-                for i in range(n):
-                    if i == q:
-                        continue
-                    di = d[i] * inv
+                if q < 0:
+                    # x_j itself leaves (the youngest, it loses ties): joining
+                    # and removing it is projecting its function, and G is
+                    # left as it was.
+                    for i in range(n):
+                        for c in range(R):
+                            beta[i, c] += d[i] * coef[j, c]
+                else:
+                    # Member q leaves and x_j takes its place, in one pass
+                    # over G: the grown inverse (as above) minus g g^T / g_qq,
+                    # g its column q (block elimination).
+                    for i in range(n):
+                        g[i] = G[i, q] + d[i] * inv * d[q]
+                    gn = -d[q] * inv
+                    gqq = g[q]
+                    # beta_rest += beta_q K_rest^{-1} k_rest(p_q) = -beta_q g_rest / g_qq
                     for c in range(R):
-                        beta[i, c] -= di * beta[q, c]
+                        bq[c] = beta[q, c]
+                    for i in range(n):
+                        rq = g[i] / gqq
+                        for c in range(R):
+                            beta[i, c] -= rq * bq[c]
+                    for i in range(n):
+                        di = d[i] * inv
+                        gi = g[i] / gqq
+                        for l in range(n):
+                            G[i, l] += di * d[l] - gi * g[l]
+                    # Row and column q now belong to x_j.
                     for l in range(n):
-                        G[i, l] -= di * d[l]
-                # The last member takes the freed place.
-                last = n - 1
-                if q != last:
-                    for i in range(n):
-                        G[q, i] = G[last, i]
-                        K[q, i] = K[last, i]
-                    for i in range(n):
-                        G[i, q] = G[i, last]
-                        K[i, q] = K[i, last]
-                    G[q, q] = G[last, last]
-                    K[q, q] = K[last, last]
+                        s = -d[l] * inv - gn * g[l] / gqq
+                        G[q, l] = s
+                        G[l, q] = s
+                        K[q, l] = k[l]
+                        K[l, q] = k[l]
+                    G[q, q] = inv - gn * gn / gqq
+                    K[q, q] = kxx[j]
                     for c in range(R):
-                        beta[q, c] = beta[last, c]
-                    born[q] = born[last]
-                    idx[q] = idx[last]
-                    src[q] = src[last]
-                ints[0] = last
-                ints[2] += 1
+                        beta[q, c] = coef[j, c] - gn / gqq * bq[c]
+                    born[q] = ints[1] - 1
+                    idx[q] = index[j]
+                    src[q] = n0 + j
+                    ints[2] += 2
             if ints[2] >= refresh_every:
                 nxt = j + 1
                 break
