@@ -1596,13 +1596,16 @@ def fold_into_pool(const double[:, ::1] C, const double[:, ::1] coef, const doub
             n = ints[0]
             for i in range(n):
                 k[i] = C[j, src[i]]
+                d[i] = 0.0
+            # d = G k as a sum of rows (G is symmetric): no reduction chain,
+            # so the inner loop vectorises.
+            for l in range(n):
+                s = k[l]
+                for i in range(n):
+                    d[i] += G[l, i] * s
             delta2 = kxx[j]
             for i in range(n):
-                s = 0.0
-                for l in range(n):
-                    s = s + G[i, l] * k[l]
-                d[i] = s
-                delta2 = delta2 - k[i] * s
+                delta2 = delta2 - k[i] * d[i]
             if delta2 <= rtol * kxx[j]:
                 # In the span up to rounding: the projection is the function.
                 for i in range(n):
