@@ -30,7 +30,7 @@ from _data import a9a, synthetic  # noqa: E402
 from test_projectron import reference_projectron  # noqa: E402
 
 from sklearn_budget import Projectron, ProjectronPlusPlus  # noqa: E402
-from sklearn_budget._reproduce import forgetron_U  # noqa: E402
+from sklearn_budget.reproduce._common import forgetron_U  # noqa: E402
 
 
 def speed(name, X, y, gamma, U):

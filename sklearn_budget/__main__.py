@@ -96,13 +96,14 @@ def _n_jobs(text):
 
 
 def main(argv=None):
-    from sklearn_budget._reproduce import EXPERIMENTS
+    from sklearn_budget.reproduce import EXPERIMENTS
 
     parser = argparse.ArgumentParser(
         prog="sklearn-budget",
         description=(
-            "Bounded-memory kernel online classifiers. Without a command, runs "
-            f"'reproduce {DEFAULT_EXPERIMENT}'. Options such as --out belong to the "
+            "Bounded-memory kernel online classifiers. Without a command, and "
+            f"'reproduce' without an experiment, run the main job, 'reproduce "
+            f"{DEFAULT_EXPERIMENT}'. Options such as --out belong to the "
             "command and go after it: "
             f"'sklearn-budget reproduce {DEFAULT_EXPERIMENT} --out DIR'."
         ),
@@ -114,12 +115,21 @@ def main(argv=None):
         description="Experiments: "
         + "; ".join(f"{name}: {what}" for name, what in EXPERIMENTS.items()),
     )
-    r.add_argument("experiment", choices=[*EXPERIMENTS, "all"])
+    # Optional, as the command itself is: both run the main job, the one the
+    # README's quick start promises.
+    r.add_argument(
+        "experiment",
+        nargs="?",
+        default=DEFAULT_EXPERIMENT,
+        metavar="EXPERIMENT",
+        choices=[*EXPERIMENTS, "all"],
+        help=f"the experiment to run, or 'all' (default: {DEFAULT_EXPERIMENT}, the main job)",
+    )
     r.add_argument(
         "--quick",
         action="store_true",
-        help="a short run on a subset, for smoke tests: 4 to 12 seconds per experiment "
-        "on a 2-core machine; its numbers are not comparable with the papers'",
+        help="a short run on a subset, for smoke tests: a few seconds per experiment; "
+        "its numbers are not comparable with the papers'",
     )
     r.add_argument(
         "--out",
@@ -147,8 +157,8 @@ def main(argv=None):
         demo(n_samples=args.n_samples, budget=args.budget, random_state=args.random_state)
         return 0
     if args.command is None:
-        args = parser.parse_args(["reproduce", DEFAULT_EXPERIMENT])
-    from sklearn_budget._reproduce import check_output, reproduce
+        args = parser.parse_args(["reproduce"])
+    from sklearn_budget.reproduce import check_output, reproduce
 
     names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
     try:

@@ -627,7 +627,7 @@ class BaseKernelOnlineClassifier(
                 rounds = np.arange(t_end - b + 1, t_end + 1, dtype=np.float64)
                 yb = y[sl]
                 cls = (yb > 0).astype(np.intp) if self._binary else yb.astype(np.intp)
-                record_margins(self._state, engine.margins(b), cls, w[sl], rounds)
+                self._record_margins(engine.margins(b), cls, w[sl], rounds)
             retired = engine.retired()
             if retired is not None:
                 ridx, racc, rX, rcol = retired
@@ -655,6 +655,10 @@ class BaseKernelOnlineClassifier(
         # The last update of a call has no later round whose scores would show it.
         if not np.isfinite(self._state["alpha"][: self._n]).all():
             raise ValueError(_overflow_message(X, w, "Non-finite coefficients after the call"))
+
+    def _record_margins(self, margins, cls, w, rounds):
+        """Add a block's progressive margins to the bins of the probabilities."""
+        record_margins(self._state, margins, cls, w, rounds)
 
     def _prepare_block(self, b):
         """Grow the rule's own buffers before a block of ``b`` rows; whether they moved."""

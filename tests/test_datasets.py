@@ -26,6 +26,10 @@ from sklearn_budget.datasets import (
     _loaders,
     fetch_a9a,
     fetch_banana,
+    fetch_dna,
+    fetch_mnist,
+    fetch_pendigits,
+    fetch_satimage,
     fetch_usps,
     fetch_waveform,
     get_data_home,
@@ -46,7 +50,33 @@ FILES = {
     "usps/zip.test.gz": "8dacc3c6e136af6c3488de9e5113a7daf140c8c2f1f0b61c54ee02f03f1a962f",
     "banana/banana.csv": "390a30b5037c8eb6355a34478311d8d0da776c0260f03055a771441535808959",
     "waveform/waveform.mat": "f783135eb00109cb241f65481be36c011cc1fc13df6180d512d2a2a3488e9db3",
+    "mnist/t10k-images-idx3-ubyte.gz": (
+        "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6"
+    ),
+    "mnist/t10k-labels-idx1-ubyte.gz": (
+        "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6"
+    ),
+    "dna/dna.scale": "03d39477c5e48415e9cd18e006efc8f7a3b5c3deaee8289a72511c35070e3cfe",
+    "dna/dna.scale.t": "d2eeed170e4e38ae2aba6aa4cd27a8ca4ecceb01a7751e8e509bb4e1a6bcef39",
+    "satimage/satimage.scale": "df08755887b968a272b84247fa0b1543b8cd623442fbc1c7943144e459ef2eb6",
+    "satimage/satimage.scale.t": (
+        "b04c60323488f5a7f571d40be5d750b279e8f3bd43729b4c109b8c013fcd8196"
+    ),
+    "pendigits/pendigits": "6e8a2f318a24d97d26a9c381642621dc955fed73ec44c4d417bd7afbb47ed67c",
+    "pendigits/pendigits.t": "5ddb2f034e1c5ca8a47b8a7e78510f8a9d68015cf40a5031534c693fba9773d3",
 }
+IMAGES, LABELS = "mnist/t10k-images-idx3-ubyte.gz", "mnist/t10k-labels-idx1-ubyte.gz"
+# The test set of MNIST (its README): digits 0-9.
+MNIST_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+# The multiclass sets of the BSGD paper's Table 3 (LIBSVM's site, the data's
+# README): rows (train, test), features, and the training rows per label.
+MULTICLASS = {
+    "dna": (fetch_dna, (2000, 1186), 180, {1: 464, 2: 485, 3: 1051}),
+    "satimage": (fetch_satimage, (4435, 2000), 36,
+                 {1: 1072, 2: 479, 3: 961, 4: 415, 5: 470, 6: 1038}),
+    "pendigits": (fetch_pendigits, (7494, 3498), 16,
+                  dict(enumerate([780, 779, 780, 719, 780, 720, 720, 778, 719, 719]))),
+}  # fmt: skip
 
 
 def _files_under(folder):
@@ -352,6 +382,46 @@ def test_fetch_waveform(data_home):
     np.testing.assert_array_equal(y2, y)
 
 
+def test_fetch_mnist(data_home):
+    bunch = fetch_mnist(data_home=data_home, download_if_missing=False)
+    X, y = bunch.data, bunch.target
+    assert isinstance(X, np.ndarray) and X.shape == (10000, 784) and X.dtype == np.float64
+    assert y.shape == (10000,) and y.dtype == np.int64
+    assert np.bincount(y).tolist() == MNIST_COUNTS
+    assert y[:5].tolist() == [7, 2, 1, 0, 4]  # the first test digits
+    assert X.min() == 0 and X.max() == 255 and np.array_equal(X, np.round(X))
+    # The first image, a 7: ink in the middle rows, none in the corners.
+    image = X[0].reshape(28, 28)
+    assert image[:4].sum() == 0 and image[8:20].sum() > 0
+    assert "10000" in bunch.DESCR and "60000" in bunch.DESCR
+    X2, y2 = fetch_mnist(data_home=data_home, return_X_y=True)
+    np.testing.assert_array_equal(X2, X)
+    np.testing.assert_array_equal(y2, y)
+
+
+@pytest.mark.parametrize("name", sorted(MULTICLASS))
+def test_fetch_multiclass(name, data_home):
+    fetcher, (n_train, n_test), n_features, counts = MULTICLASS[name]
+    bunch = fetcher(data_home=data_home, download_if_missing=False)
+    X, y = bunch.data, bunch.target
+    assert isinstance(X, np.ndarray) and X.shape == (n_train, n_features)
+    assert X.dtype == np.float64 and y.dtype == np.int64
+    assert dict(zip(*np.unique(y, return_counts=True))) == counts
+    assert np.isfinite(X).all()
+    if name == "pendigits":
+        assert X.min() == 0 and X.max() == 100  # unscaled
+    elif name == "dna":
+        assert set(np.unique(X)) == {0.0, 1.0}
+    else:
+        assert X.min() == -1 and X.max() == 1  # scaled on the training rows
+    assert bunch.DESCR.startswith(bunch.DESCR.split("\n")[0]) and str(n_train) in bunch.DESCR
+    X_test, y_test = fetcher(data_home=data_home, subset="test", return_X_y=True)
+    assert X_test.shape == (n_test, n_features) and set(np.unique(y_test)) <= set(counts)
+    X_all, y_all = fetcher(data_home=data_home, subset="all", return_X_y=True)
+    np.testing.assert_array_equal(X_all, np.vstack([X, X_test]))
+    np.testing.assert_array_equal(y_all, np.concatenate([y, y_test]))
+
+
 # ---------------------------------------------------------------------------
 # Missing data and downloads
 
@@ -361,6 +431,10 @@ FETCHERS = {
     fetch_usps: ["usps/zip.train.gz"],
     fetch_banana: ["banana/banana.csv"],
     fetch_waveform: ["waveform/waveform.mat"],
+    fetch_mnist: ["mnist/t10k-images-idx3-ubyte.gz", "mnist/t10k-labels-idx1-ubyte.gz"],
+    fetch_dna: ["dna/dna.scale"],
+    fetch_satimage: ["satimage/satimage.scale"],
+    fetch_pendigits: ["pendigits/pendigits"],
 }
 
 
@@ -504,6 +578,14 @@ READERS = {
     "usps/zip.test.gz": (fetch_usps, {"subset": "test"}),
     "banana/banana.csv": (fetch_banana, {}),
     "waveform/waveform.mat": (fetch_waveform, {}),
+    "mnist/t10k-images-idx3-ubyte.gz": (fetch_mnist, {}),
+    "mnist/t10k-labels-idx1-ubyte.gz": (fetch_mnist, {}),
+    "dna/dna.scale": (fetch_dna, {}),
+    "dna/dna.scale.t": (fetch_dna, {"subset": "test"}),
+    "satimage/satimage.scale": (fetch_satimage, {}),
+    "satimage/satimage.scale.t": (fetch_satimage, {"subset": "test"}),
+    "pendigits/pendigits": (fetch_pendigits, {}),
+    "pendigits/pendigits.t": (fetch_pendigits, {"subset": "test"}),
 }
 
 
@@ -537,6 +619,10 @@ def test_altered_local_file_fails_its_checksum(filename, tmp_path, data_home):
     content = (Path(data_home) / filename).read_bytes()
     content = _flip(content, len(content) // 2)  # same size
     home, path = _home_with(tmp_path, filename, content)
+    # fetch_mnist reads two files: the other one is good.
+    others = [f for f in (IMAGES, LABELS) if filename.startswith("mnist/") and f != filename]
+    for other in others:
+        shutil.copyfile(Path(data_home) / other, Path(home) / other)
     with pytest.raises(DataFileError) as excinfo:
         _load(filename, home)
     message = str(excinfo.value)
@@ -544,7 +630,7 @@ def test_altered_local_file_fails_its_checksum(filename, tmp_path, data_home):
     assert FILES[filename] in message
     assert hashlib.sha256(content).hexdigest() in message
     assert "Delete it" in message and "verify_checksum=False" in message
-    assert _files_under(home) == [filename]  # not replaced by a download
+    assert _files_under(home) == sorted([filename, *others])  # not replaced by a download
 
 
 def test_truncated_a9a_is_caught_by_its_checksum(tmp_path, data_home):
@@ -779,3 +865,92 @@ def test_damaged_waveform_file(damage, tmp_path, data_home):
     content = damage((Path(data_home) / "waveform/waveform.mat").read_bytes())
     home, path = _home_with(tmp_path, "waveform/waveform.mat", content)
     _assert_malformed("waveform/waveform.mat", home, path, "not a readable MATLAB file")
+
+
+# The MNIST files: gzipped IDX, a header of big-endian int32 (the magic
+# number, then the dimensions) and one unsigned byte per value.
+
+
+def _idx(magic, shape, values):
+    header = np.array([magic, *shape], dtype=">i4").tobytes()
+    # mtime=0: the same bytes on every run (and every pytest-xdist worker).
+    return gzip.compress(header + np.asarray(values, dtype=np.uint8).tobytes(), mtime=0)
+
+
+def _mnist_home(tmp_path, data_home, images=None, labels=None):
+    """A data home with the shared MNIST files, or the given contents."""
+    home = tmp_path / "home" / "mnist"
+    home.mkdir(parents=True)
+    for name, content in (("t10k-images-idx3-ubyte.gz", images),
+                          ("t10k-labels-idx1-ubyte.gz", labels)):  # fmt: skip
+        if content is None:
+            content = (Path(data_home) / "mnist" / name).read_bytes()
+        (home / name).write_bytes(content)
+    return str(home.parent), home
+
+
+@pytest.mark.parametrize(
+    "images, labels, bad, match",
+    [
+        (_idx(2049, (2, 28, 28), np.zeros(2 * 784)), _idx(2049, (2,), [1, 2]), IMAGES,
+         "the IDX magic number should be 2051, got 2049"),
+        (_idx(2051, (2, 28, 28), np.zeros(2 * 784)), _idx(2051, (2,), [1, 2]), LABELS,
+         "the IDX magic number should be 2049, got 2051"),
+        (_idx(2051, (2, 28, 28), np.zeros(2 * 784 - 1)), _idx(2049, (2,), [1, 2]), IMAGES,
+         "the header announces 2 x 28 x 28 = 1568 values, the file holds 1567"),
+        (_idx(2051, (2, 28, 28), np.zeros(2 * 784)), _idx(2049, (3,), [1, 2, 3]), LABELS,
+         "3 labels for the 2 images"),
+        (_idx(2051, (2, 28, 28), np.zeros(2 * 784)), _idx(2049, (2,), [1, 12]), LABELS,
+         "label 2: the digit must be 0 to 9, got 12"),
+        (_idx(2051, (1, 32, 32), np.zeros(1024)), _idx(2049, (1,), [1]), IMAGES,
+         r"images should be 28 x 28, got \(32, 32\)"),
+        (gzip.compress(b"\x00\x00", mtime=0), _idx(2049, (1,), [1]), IMAGES,
+         "shorter than the IDX header"),
+        (_idx(2051, (2, 28, 28), np.zeros(2 * 784))[:-20], _idx(2049, (2,), [1, 2]), IMAGES,
+         "not a valid gzip file"),
+    ],
+    ids=["images-magic", "labels-magic", "images-size", "label-count", "label-value",
+         "image-shape", "short-header", "truncated-gzip"],
+)  # fmt: skip
+def test_malformed_mnist(images, labels, bad, match, tmp_path, data_home):
+    home, folder = _mnist_home(tmp_path, data_home, images, labels)
+    _assert_malformed(IMAGES, home, Path(home) / bad, match)
+
+
+def test_small_mnist_copy_is_read(tmp_path, data_home):
+    values = np.arange(2 * 784) % 256
+    home, _ = _mnist_home(tmp_path, data_home, _idx(2051, (2, 28, 28), values),
+                          _idx(2049, (2,), [3, 9]))  # fmt: skip
+    X, y = fetch_mnist(data_home=home, verify_checksum=False, return_X_y=True)
+    np.testing.assert_array_equal(X, values.reshape(2, 784))
+    assert y.tolist() == [3, 9]
+
+
+@pytest.mark.parametrize(
+    "filename, line, match",
+    [
+        ("dna/dna.scale", b"4 2:1 7:1\n",
+         r"line 3: the label must be an integer from 1 to 3, got 4"),
+        ("dna/dna.scale", b"1 2:1 181:1\n", r"line 3: feature index 181 is not in \[1, 180\]"),
+        ("satimage/satimage.scale", b"7 1:0.5\n",
+         r"line 3: the label must be an integer from 1 to 6, got 7"),
+        ("satimage/satimage.scale.t", b"2 1:x\n", r"line 3: '1:x' is not an index:value pair"),
+        ("pendigits/pendigits", b"10 1:47 2:100\n",
+         r"line 3: the label must be an integer from 0 to 9, got 10"),
+        ("pendigits/pendigits.t", b"1 1:inf\n", "line 3: a feature value is not finite"),
+        ("pendigits/pendigits", b"1.5 1:47\n",
+         r"the label must be an integer from 0 to 9, got 1.5"),
+    ],
+    ids=["dna-label", "dna-index", "satimage-label", "satimage-pair", "pendigits-label",
+         "pendigits-inf", "pendigits-fraction"],
+)  # fmt: skip
+def test_malformed_multiclass(filename, line, match, tmp_path, data_home):
+    lines = (Path(data_home) / filename).read_bytes().splitlines(keepends=True)[:5]
+    home, path = _home_with(tmp_path, filename, b"".join(lines[:2] + [line] + lines[3:]))
+    _assert_malformed(filename, home, path, match)
+
+
+@pytest.mark.parametrize("filename", ["dna/dna.scale.t", "satimage/satimage.scale"])
+def test_empty_multiclass_file(filename, tmp_path):
+    home, path = _home_with(tmp_path, filename, b"")
+    _assert_malformed(filename, home, path, "no data rows")

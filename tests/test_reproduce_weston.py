@@ -6,7 +6,7 @@ import pytest
 from scipy.stats import norm
 
 from sklearn_budget import TighterBudgetPerceptron
-from sklearn_budget import _reproduce_weston as rw
+from sklearn_budget.reproduce import _weston as rw
 
 
 def test_toy_bayes_error_closed_form():

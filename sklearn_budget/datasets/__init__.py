@@ -11,13 +11,26 @@ altered file raises a :class:`DataFileError` naming it.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from ._base import DataFileError, get_data_home
-from ._loaders import fetch_a9a, fetch_banana, fetch_usps, fetch_waveform
+from ._loaders import (
+    fetch_a9a,
+    fetch_banana,
+    fetch_dna,
+    fetch_mnist,
+    fetch_pendigits,
+    fetch_satimage,
+    fetch_usps,
+    fetch_waveform,
+)
 from ._samples_generator import make_two_gaussians
 
 __all__ = [
     "DataFileError",
     "fetch_a9a",
     "fetch_banana",
+    "fetch_dna",
+    "fetch_mnist",
+    "fetch_pendigits",
+    "fetch_satimage",
     "fetch_usps",
     "fetch_waveform",
     "get_data_home",

@@ -1,4 +1,5 @@
-"""Loaders of the real data sets of the papers: Adult (a9a), USPS, Banana, Waveform."""
+"""Loaders of the real data sets of the papers: Adult (a9a), USPS, Banana,
+Waveform, the MNIST test set, DNA, Satimage and Pendigits."""
 
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -19,7 +20,11 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 from ._base import DataFileError, RemoteFileMetadata, _ensure_local, get_data_home
 
 _LIBSVM_BINARY = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
+_LIBSVM_MULTICLASS = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass/"
 _ESL_DATASETS = "https://hastie.su.domains/ElemStatLearn/datasets/"
+# LeCun's own site (yann.lecun.com/exdb/mnist) often refuses downloads; this
+# mirror serves the same files (their checksums are those of the originals).
+_MNIST = "https://ossci-datasets.s3.amazonaws.com/mnist/"
 
 # Every file the fetchers read: path in the data home, canonical URL, SHA256.
 # The fetchers look their files up here at call time.
@@ -66,6 +71,46 @@ REMOTE_FILES = (
             "d2acc13cba3e83de7a38086d30bc9223b92965bc/twin_datasets/waveform.mat"
         ),
         checksum="f783135eb00109cb241f65481be36c011cc1fc13df6180d512d2a2a3488e9db3",
+    ),
+    RemoteFileMetadata(
+        filename="mnist/t10k-images-idx3-ubyte.gz",
+        url=_MNIST + "t10k-images-idx3-ubyte.gz",
+        checksum="8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+    ),
+    RemoteFileMetadata(
+        filename="mnist/t10k-labels-idx1-ubyte.gz",
+        url=_MNIST + "t10k-labels-idx1-ubyte.gz",
+        checksum="f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+    ),
+    RemoteFileMetadata(
+        filename="dna/dna.scale",
+        url=_LIBSVM_MULTICLASS + "dna.scale",
+        checksum="03d39477c5e48415e9cd18e006efc8f7a3b5c3deaee8289a72511c35070e3cfe",
+    ),
+    RemoteFileMetadata(
+        filename="dna/dna.scale.t",
+        url=_LIBSVM_MULTICLASS + "dna.scale.t",
+        checksum="d2eeed170e4e38ae2aba6aa4cd27a8ca4ecceb01a7751e8e509bb4e1a6bcef39",
+    ),
+    RemoteFileMetadata(
+        filename="satimage/satimage.scale",
+        url=_LIBSVM_MULTICLASS + "satimage.scale",
+        checksum="df08755887b968a272b84247fa0b1543b8cd623442fbc1c7943144e459ef2eb6",
+    ),
+    RemoteFileMetadata(
+        filename="satimage/satimage.scale.t",
+        url=_LIBSVM_MULTICLASS + "satimage.scale.t",
+        checksum="b04c60323488f5a7f571d40be5d750b279e8f3bd43729b4c109b8c013fcd8196",
+    ),
+    RemoteFileMetadata(
+        filename="pendigits/pendigits",
+        url=_LIBSVM_MULTICLASS + "pendigits",
+        checksum="6e8a2f318a24d97d26a9c381642621dc955fed73ec44c4d417bd7afbb47ed67c",
+    ),
+    RemoteFileMetadata(
+        filename="pendigits/pendigits.t",
+        url=_LIBSVM_MULTICLASS + "pendigits.t",
+        checksum="5ddb2f034e1c5ca8a47b8a7e78510f8a9d68015cf40a5031534c693fba9773d3",
     ),
 )
 
@@ -197,14 +242,22 @@ def _libsvm_problem(path, n_features):
     return None
 
 
-def _read_libsvm(path, n_features):
+def _label_rule(labels):
+    """What the labels must be, for messages."""
+    if tuple(labels) == (-1, 1):
+        return "-1 or +1"
+    return f"an integer from {min(labels)} to {max(labels)}"
+
+
+def _read_libsvm(path, n_features, labels=(-1, 1)):
+    """A LIBSVM file of ``n_features`` features whose labels are in ``labels``."""
     try:
         X, y = load_svmlight_file(path, n_features=n_features, dtype=np.float64, zero_based=False)
     except ValueError as exc:
         raise _malformed(path, _libsvm_problem(path, n_features) or str(exc)) from exc
     if X.shape[0] == 0:
         raise _malformed(path, "no data rows")
-    labels_ok = np.isin(y, (-1, 1))
+    labels_ok = np.isin(y, labels)
     finite = np.ones(X.shape[0], dtype=bool)
     if not np.isfinite(X.data).all():
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
@@ -212,9 +265,8 @@ def _read_libsvm(path, n_features):
     if not (labels_ok.all() and finite.all()):
         with open(path, "rb") as f:
             text = f.read().decode("latin-1")
-        _check_rows(
-            path, text, labels_ok, lambda row: f"the label must be -1 or +1, got {y[row]:g}"
-        )
+        rule = _label_rule(labels)
+        _check_rows(path, text, labels_ok, lambda row: f"the label must be {rule}, got {y[row]:g}")
         _check_rows(path, text, finite, lambda row: "a feature value is not finite")
     return X, y
 
@@ -859,3 +911,476 @@ def fetch_waveform(
     if return_X_y:
         return X, y
     return Bunch(data=X, target=y, DESCR=WAVEFORM_DESCR)
+
+
+# ---------------------------------------------------------------------------
+# The MNIST test set (the Forgetron paper's Fig. 2) and three multiclass sets
+# of the BSGD paper's Table 3 (DNA, Satimage, Pendigits).
+
+MNIST_DESCR = """\
+MNIST (test set)
+----------------
+
+LeCun's handwritten digits: 28 x 28 grayscale images, pixel values 0 to
+255, in the IDX format of the original distribution. Only the 10000 test
+images are loaded: the 60000 training images are not among the files this
+package knows the checksums of.
+
+=================   ===============
+Classes              10 (digits 0-9)
+Samples total                 10000
+Dimensionality                  784
+Features             integers 0-255
+=================   ===============
+
+The Forgetron paper (Dekel, Shalev-Shwartz and Singer, 2005, Sec. 5) runs
+on the 60000 training images, split into the 126 balanced binary problems
+of five digits against the other five; ``sklearn-budget reproduce
+forgetron-fig2`` runs them on these 10000 test images instead.
+
+Source: http://yann.lecun.com/exdb/mnist/
+"""
+
+DNA_DESCR = """\
+DNA (Statlog)
+-------------
+
+Primate splice-junction gene sequences (Statlog project): is the middle of
+a 60-nucleotide window an exon/intron boundary, an intron/exon boundary or
+neither? Each nucleotide is coded by three binary features, in LIBSVM's
+scaled version. Labels are 1, 2 and 3.
+
+=================   ===============
+Classes                           3
+Samples (train)                2000
+Samples (test)                 1186
+Dimensionality                  180
+Features                 binary 0/1
+=================   ===============
+
+The BSGD paper (Wang, Crammer and Vucetic, 2012, Table 3) uses it.
+
+Source: https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass.html#dna
+"""
+
+SATIMAGE_DESCR = """\
+Satimage (Statlog Landsat satellite)
+------------------------------------
+
+The multi-spectral values of the 3 x 3 pixel neighbourhoods of a Landsat
+image (Statlog project), in LIBSVM's scaled version: features scaled to
+[-1, 1] on the training rows (the test rows reach +-1.14), labels 1 to 6
+(the soil types of UCI's classes 1-5 and 7; UCI's class 6 has no rows).
+
+=================   ===============
+Classes                           6
+Samples (train)                4435
+Samples (test)                 2000
+Dimensionality                   36
+Features               real, [-1, 1]
+=================   ===============
+
+The BSGD paper (Wang, Crammer and Vucetic, 2012, Table 3) uses it.
+
+Source: https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass.html#satimage
+"""
+
+PENDIGITS_DESCR = """\
+Pendigits
+---------
+
+Pen-based recognition of handwritten digits (Alpaydin and Alimoglu): eight
+(x, y) points resampled from each pen trajectory, coordinates scaled to
+integers 0 to 100 (LIBSVM's unscaled version). Labels are the digits 0-9.
+
+=================   ===============
+Classes              10 (digits 0-9)
+Samples (train)                7494
+Samples (test)                 3498
+Dimensionality                   16
+Features            integers 0-100
+=================   ===============
+
+The BSGD paper (Wang, Crammer and Vucetic, 2012, Table 3, "Pen") uses it.
+Divide the features by 100 before an rbf kernel.
+
+Source: https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass.html#pendigits
+"""
+
+# IDX files: a big-endian int32 magic number (2049 for a vector of labels,
+# 2051 for a stack of images), the dimensions as big-endian int32, then the
+# values as unsigned bytes.
+_IDX_MAGIC = {1: 2049, 3: 2051}
+
+
+def _read_idx(path, ndim):
+    """The array of unsigned bytes of a gzipped IDX file of ``ndim`` dimensions."""
+    with open(path, "rb") as f:
+        # Decompressed whole, so that the CRC is checked before parsing.
+        try:
+            with gzip.GzipFile(fileobj=f) as archive:
+                raw = archive.read()
+        except (EOFError, OSError, zlib.error) as exc:
+            raise _malformed(path, f"not a valid gzip file ({exc})") from exc
+    header = 4 * (1 + ndim)
+    if len(raw) < header:
+        raise _malformed(path, f"{len(raw)} bytes, shorter than the IDX header ({header})")
+    magic, *shape = np.frombuffer(raw[:header], dtype=">i4").tolist()
+    if magic != _IDX_MAGIC[ndim]:
+        raise _malformed(path, f"the IDX magic number should be {_IDX_MAGIC[ndim]}, got {magic}")
+    size = int(np.prod(shape))
+    if len(raw) != header + size:
+        raise _malformed(
+            path,
+            f"the header announces {' x '.join(map(str, shape))} = {size} values, "
+            f"the file holds {len(raw) - header}",
+        )
+    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(shape)
+
+
+def _read_mnist(images_path, labels_path):
+    images = _read_idx(images_path, 3)
+    labels = _read_idx(labels_path, 1)
+    if images.shape[1:] != (28, 28):
+        raise _malformed(images_path, f"images should be 28 x 28, got {images.shape[1:]}")
+    if labels.shape[0] != images.shape[0]:
+        raise _malformed(labels_path, f"{labels.shape[0]} labels for the {images.shape[0]} images")
+    bad = np.flatnonzero(labels > 9)
+    if bad.size:
+        raise _malformed(
+            labels_path, f"label {bad[0] + 1}: the digit must be 0 to 9, got {labels[bad[0]]}"
+        )
+    return images.reshape(images.shape[0], -1).astype(np.float64), labels.astype(np.int64)
+
+
+@validate_params(
+    {
+        "data_home": [str, os.PathLike, None],
+        "download_if_missing": ["boolean"],
+        "verify_checksum": ["boolean"],
+        "return_X_y": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def fetch_mnist(
+    *, data_home=None, download_if_missing=True, verify_checksum=True, return_X_y=False
+):
+    """Load the MNIST test set (classification, 10 digits).
+
+    Download it if necessary.
+
+    =================   ===============
+    Classes              10 (digits 0-9)
+    Samples total                 10000
+    Dimensionality                  784
+    Features             integers 0-255
+    =================   ===============
+
+    The 10000 test images of LeCun's handwritten digits, 28 x 28 pixels
+    each, in the order of the original files. The 60000 training images
+    are not loaded: their checksums are not pinned here.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        The folder holding the data, laid out as
+        ``<data_home>/mnist/t10k-images-idx3-ubyte.gz`` and
+        ``<data_home>/mnist/t10k-labels-idx1-ubyte.gz``. By default the
+        ``SKLEARN_BUDGET_DATA`` environment variable if it is set, else
+        ``~/scikit_learn_data``; see
+        :func:`~sklearn_budget.datasets.get_data_home`.
+
+    download_if_missing : bool, default=True
+        If False, raise an OSError if the data is not in the data home
+        instead of downloading it. Downloads are always checked against
+        their SHA256 checksum.
+
+    verify_checksum : bool, default=True
+        If True, check the SHA256 checksum of the files already in the data
+        home on their first use in the process (and again whenever they
+        change), and raise a :class:`~sklearn_budget.datasets.DataFileError`
+        if it differs. Pass False to load a deliberately modified copy of the
+        data; a malformed file is still rejected.
+
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch object.
+
+    Returns
+    -------
+    dataset : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object, with the following attributes.
+
+        data : ndarray of shape (10000, 784)
+            The pixel values 0 to 255 (float64), each image row by row.
+        target : ndarray of shape (10000,)
+            The digits 0-9 (int64).
+        DESCR : str
+            Description of the data set.
+
+    (data, target) : tuple if ``return_X_y`` is True
+        The two arrays above.
+
+    Raises
+    ------
+    DataFileError
+        If a file does not match its checksum, or is malformed (a damaged
+        archive, a wrong IDX header, a size that does not match it). An
+        OSError; the message names the file and the problem.
+    OSError
+        If a file is missing and cannot be downloaded.
+
+    Examples
+    --------
+    >>> from sklearn_budget.datasets import fetch_mnist
+    >>> X, y = fetch_mnist(return_X_y=True)  # doctest: +SKIP
+    >>> X.shape, y[:5].tolist()  # doctest: +SKIP
+    ((10000, 784), [7, 2, 1, 0, 4])
+    """
+    data_home = get_data_home(data_home)
+    images, labels = (
+        _local_file(filename, data_home, download_if_missing, verify_checksum)
+        for filename in ("mnist/t10k-images-idx3-ubyte.gz", "mnist/t10k-labels-idx1-ubyte.gz")
+    )
+    X, y = _read_mnist(images, labels)
+    if return_X_y:
+        return X, y
+    return Bunch(data=X, target=y, DESCR=MNIST_DESCR)
+
+
+def _fetch_libsvm(name, subset, n_features, labels, data_home, download_if_missing,
+                  verify_checksum):  # fmt: skip
+    """The rows of ``subset`` of a LIBSVM data set, as a dense array."""
+    data_home = get_data_home(data_home)
+    # name: the training file's name in the data home; + ".t": the test file's.
+    files = {"train": [name], "test": [name + ".t"], "all": [name, name + ".t"]}
+    Xs, ys = [], []
+    for filename in files[subset]:
+        path = _local_file(filename, data_home, download_if_missing, verify_checksum)
+        X, y = _read_libsvm(path, n_features=n_features, labels=labels)
+        Xs.append(X.toarray())
+        ys.append(y)
+    return np.concatenate(Xs), np.concatenate(ys).astype(np.int64)
+
+
+_MULTICLASS_PARAMS = {
+    "data_home": [str, os.PathLike, None],
+    "subset": [StrOptions({"train", "test", "all"})],
+    "download_if_missing": ["boolean"],
+    "verify_checksum": ["boolean"],
+    "return_X_y": ["boolean"],
+}
+
+_MULTICLASS_DOC = """
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        The folder holding the data, laid out as ``<data_home>/{train}``
+        and ``<data_home>/{train}.t``. By default the
+        ``SKLEARN_BUDGET_DATA`` environment variable if it is set, else
+        ``~/scikit_learn_data``; see
+        :func:`~sklearn_budget.datasets.get_data_home`.
+
+    subset : {{'train', 'test', 'all'}}, default='train'
+        The rows to load: the {n_train} training rows, the {n_test} test
+        rows, or both (the training rows, then the test rows).
+
+    download_if_missing : bool, default=True
+        If False, raise an OSError if the data is not in the data home
+        instead of downloading it. Downloads are always checked against
+        their SHA256 checksum.
+
+    verify_checksum : bool, default=True
+        If True, check the SHA256 checksum of the files already in the data
+        home on their first use in the process (and again whenever they
+        change), and raise a :class:`~sklearn_budget.datasets.DataFileError`
+        if it differs. Pass False to load a deliberately modified copy of the
+        data; a malformed file is still rejected.
+
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch object.
+
+    Returns
+    -------
+    dataset : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object, with the following attributes.
+
+        data : ndarray of shape (n_samples, {n_features})
+            The features (float64), as a dense array.
+        target : ndarray of shape (n_samples,)
+            The labels, {labels} (int64).
+        DESCR : str
+            Description of the data set.
+
+    (data, target) : tuple if ``return_X_y`` is True
+        The two arrays above.
+
+    Raises
+    ------
+    DataFileError
+        If a file does not match its checksum, or is malformed (a line that
+        is not LIBSVM's ``label index:value ...``, a feature index out of
+        range, an unknown label). An OSError; the message names the file and
+        the problem.
+    OSError
+        If a file is missing and cannot be downloaded.
+"""
+
+
+def _multiclass_doc(summary, **fields):
+    return summary + _MULTICLASS_DOC.format(**fields)
+
+
+@validate_params(_MULTICLASS_PARAMS, prefer_skip_nested_validation=True)
+def fetch_dna(
+    *,
+    data_home=None,
+    subset="train",
+    download_if_missing=True,
+    verify_checksum=True,
+    return_X_y=False,
+):
+    X, y = _fetch_libsvm(
+        "dna/dna.scale", subset, 180, (1, 2, 3), data_home, download_if_missing, verify_checksum
+    )
+    if return_X_y:
+        return X, y
+    return Bunch(data=X, target=y, DESCR=DNA_DESCR)
+
+
+fetch_dna.__doc__ = (
+    _multiclass_doc(
+        """Load the Statlog DNA data set (classification, 3 classes).
+
+    Download it if necessary.
+
+    =================   ===============
+    Classes                           3
+    Samples (train)                2000
+    Samples (test)                 1186
+    Dimensionality                  180
+    Features                 binary 0/1
+    =================   ===============
+
+    Splice junctions of primate genes, LIBSVM's scaled version, as used by
+    the BSGD paper (Wang, Crammer and Vucetic, 2012, Table 3).
+""",
+        train="dna/dna.scale",
+        n_train=2000,
+        n_test=1186,
+        n_features=180,
+        labels="1, 2 or 3",
+    )
+    + """
+    Examples
+    --------
+    >>> from sklearn_budget.datasets import fetch_dna
+    >>> X, y = fetch_dna(return_X_y=True)  # doctest: +SKIP
+    >>> X.shape  # doctest: +SKIP
+    (2000, 180)
+"""
+)
+
+
+@validate_params(_MULTICLASS_PARAMS, prefer_skip_nested_validation=True)
+def fetch_satimage(
+    *,
+    data_home=None,
+    subset="train",
+    download_if_missing=True,
+    verify_checksum=True,
+    return_X_y=False,
+):
+    X, y = _fetch_libsvm(
+        "satimage/satimage.scale", subset, 36, tuple(range(1, 7)), data_home,
+        download_if_missing, verify_checksum,
+    )  # fmt: skip
+    if return_X_y:
+        return X, y
+    return Bunch(data=X, target=y, DESCR=SATIMAGE_DESCR)
+
+
+fetch_satimage.__doc__ = (
+    _multiclass_doc(
+        """Load the Statlog Satimage data set (classification, 6 classes).
+
+    Download it if necessary.
+
+    =================   ===============
+    Classes                           6
+    Samples (train)                4435
+    Samples (test)                 2000
+    Dimensionality                   36
+    Features               real, [-1, 1]
+    =================   ===============
+
+    Landsat multi-spectral values, LIBSVM's scaled version, as used by the
+    BSGD paper (Wang, Crammer and Vucetic, 2012, Table 3).
+""",
+        train="satimage/satimage.scale",
+        n_train=4435,
+        n_test=2000,
+        n_features=36,
+        labels="1 to 6",
+    )
+    + """
+    Examples
+    --------
+    >>> from sklearn_budget.datasets import fetch_satimage
+    >>> X, y = fetch_satimage(subset="test", return_X_y=True)  # doctest: +SKIP
+    >>> X.shape  # doctest: +SKIP
+    (2000, 36)
+"""
+)
+
+
+@validate_params(_MULTICLASS_PARAMS, prefer_skip_nested_validation=True)
+def fetch_pendigits(
+    *,
+    data_home=None,
+    subset="train",
+    download_if_missing=True,
+    verify_checksum=True,
+    return_X_y=False,
+):
+    X, y = _fetch_libsvm(
+        "pendigits/pendigits", subset, 16, tuple(range(10)), data_home, download_if_missing,
+        verify_checksum,
+    )  # fmt: skip
+    if return_X_y:
+        return X, y
+    return Bunch(data=X, target=y, DESCR=PENDIGITS_DESCR)
+
+
+fetch_pendigits.__doc__ = (
+    _multiclass_doc(
+        """Load the Pendigits data set (classification, 10 digits).
+
+    Download it if necessary.
+
+    =================   ===============
+    Classes              10 (digits 0-9)
+    Samples (train)                7494
+    Samples (test)                 3498
+    Dimensionality                   16
+    Features            integers 0-100
+    =================   ===============
+
+    Pen trajectories of handwritten digits, LIBSVM's unscaled version (the
+    "Pen" data set of the BSGD paper, Wang, Crammer and Vucetic, 2012,
+    Table 3). Divide the features by 100 before an rbf kernel.
+""",
+        train="pendigits/pendigits",
+        n_train=7494,
+        n_test=3498,
+        n_features=16,
+        labels="the digits 0 to 9",
+    )
+    + """
+    Examples
+    --------
+    >>> from sklearn_budget.datasets import fetch_pendigits
+    >>> X, y = fetch_pendigits(return_X_y=True)  # doctest: +SKIP
+    >>> X.shape  # doctest: +SKIP
+    (7494, 16)
+"""
+)
