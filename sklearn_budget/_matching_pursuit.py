@@ -4,23 +4,26 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from numbers import Integral, Real
+from time import perf_counter
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import solve_triangular
+from scipy.special import log_expit, log_softmax
 from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    check_consistent_length,
-    check_is_fitted,
-    column_or_1d,
-)
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import _DOC_LINK_TEMPLATE, _KernelClassifierMixin
+from ._base import (
+    _DOC_LINK_TEMPLATE,
+    BaseKernelOnlineClassifier,
+    _check_targets,
+    _KernelClassifierMixin,
+)
+from ._calibration import fit_scale, new_bins, record_margins
 from ._kernels import (
     KERNELS,
     Kernel,
@@ -32,6 +35,14 @@ from ._kernels import (
 # most this fraction of its squared norm is taken to lie in that span (the
 # Projectron's floor): its coefficient would be set by rounding noise.
 _DEPENDENCE_RTOL = 1e-10
+
+# Rows whose leave-one-out denominator ``1 - h`` is at most this are
+# interpolated by the fit: their left-out residual is rounding noise
+# divided by nearly zero, so they give no margin to the probability scale.
+_LOO_FLOOR = 1e-6
+
+# Greedy steps between two progress lines with verbose=1.
+_VERBOSE_STEPS = 10
 
 _OVERFLOW_MESSAGE = (
     "Non-finite values: the kernel values on the training data, or their "
@@ -47,23 +58,50 @@ def _check_finite(K, X):
     return K
 
 
+def _resolve_gamma(gamma, X, w):
+    """``resolve_gamma``, with ``'scale'`` on the variance of ``X`` weighted by ``w``.
+
+    Each row weighs its sample weight, so that a row of integer weight is the
+    same as that many copies of it (None: every row weighs one).
+    """
+    if w is None or not (isinstance(gamma, str) and gamma == "scale"):
+        return resolve_gamma(gamma, X)
+    p = w / w.sum()
+    if sp.issparse(X):
+        # E[x^2] - E[x]^2 over the entries, without densifying.
+        mean = float(p @ np.asarray(X.mean(axis=1)).ravel())
+        var = float(p @ np.asarray(X.multiply(X).mean(axis=1)).ravel()) - mean**2
+    else:
+        mean = float(p @ X.mean(axis=1))
+        var = float(p @ ((X - mean) ** 2).mean(axis=1))
+    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+
+
 class _KernelRows:
     """The rows ``k(x_j, .)`` of the training Gram matrix, on demand.
 
     The whole matrix is computed once when it fits in scikit-learn's
     ``working_memory`` (and every row is a candidate); otherwise the rows
-    asked for are computed afresh, in blocks that fit in it.
+    asked for are computed afresh, in blocks that fit in it. With
+    ``sqrt_w``, entry ``i`` of every row is multiplied by ``sqrt(w_i)``:
+    inner products of rows with a residual so scaled are the weighted ones.
     """
 
-    def __init__(self, kernel, X, cache):
-        self.kernel, self.X = kernel, X
+    def __init__(self, kernel, X, cache, sqrt_w=None):
+        self.kernel, self.X, self.sqrt_w = kernel, X, sqrt_w
         self.K = _check_finite(kernel(X, X), X) if cache else None
+        if cache and sqrt_w is not None:
+            self.K *= sqrt_w
         self.sq_norms = np.einsum("ij,ij->i", self.K, self.K) if cache else None
+
+    def _block(self, rows):
+        Kb = _check_finite(self.kernel(self.X[rows], self.X), self.X)
+        return Kb if self.sqrt_w is None else Kb * self.sqrt_w
 
     def row(self, j):
         if self.K is not None:
             return self.K[j].copy()
-        return _check_finite(self.kernel(self.X[j : j + 1], self.X), self.X)[0]
+        return self._block(slice(j, j + 1))[0]
 
     def gains(self, rows, R):
         """``||k_j^T R||^2 / ||k_j||^2`` for each ``j`` in ``rows``; NaN for a zero row."""
@@ -75,7 +113,7 @@ class _KernelRows:
         chunk = get_chunk_n_rows(row_bytes=8 * n, max_n_rows=rows.size)
         out = np.empty(rows.size)
         for sl in gen_batches(rows.size, max(1, chunk)):
-            Kb = _check_finite(self.kernel(self.X[rows[sl]], self.X), self.X)
+            Kb = self._block(rows[sl])
             corr = Kb @ R
             sq_norms = np.einsum("ij,ij->i", Kb, Kb)
             out[sl] = _ratio(np.einsum("ij,ij->i", corr, corr), sq_norms, self.X)
@@ -94,18 +132,22 @@ def _ratio(num, den, X):
     return out
 
 
-def _matching_pursuit(rows, Y, n_steps, backfit, n_candidates, tol, rng):
+def _matching_pursuit(rows, Y, n_steps, backfit, n_candidates, tol, rng, report=None):
     """Greedy least-squares fit of the targets ``Y`` on kernel rows.
 
     Returns the chosen row indices (in the order of their first selection),
-    their coefficients (one row each, one column per target) and the number
-    of greedy steps taken.
+    their coefficients (one row each, one column per target), the number
+    of greedy steps taken, the residual ``R`` of the training targets, the
+    diagonal of the fit's hat matrix (see :func:`_hat_diagonal`) and why
+    fitting stopped. ``report(step, n_support, R)``, if given, is called
+    after every step.
     """
     n, n_targets = Y.shape
     R = Y.copy()  # the residual of the training targets
     threshold = tol * float(np.sum(Y * Y))
     selectable = np.ones(n, dtype=bool)
-    support = []
+    support, steps = [], []
+    stop = "n_components steps"
     if backfit:
         # Y ~ Phi A with Phi = Q T (thin QR of the chosen columns): Q (k x n,
         # one column of Phi per row) is orthonormal, T upper triangular, and
@@ -122,6 +164,7 @@ def _matching_pursuit(rows, Y, n_steps, backfit, n_candidates, tol, rng):
         if n_candidates is not None and n_candidates < cand.size:
             cand = np.sort(rng.choice(cand, size=n_candidates, replace=False))
         if cand.size == 0:
+            stop = "no candidate left"
             break
         gain = rows.gains(cand, R)
         zero = np.isnan(gain)
@@ -131,6 +174,11 @@ def _matching_pursuit(rows, Y, n_steps, backfit, n_candidates, tol, rng):
         while True:
             i = int(np.argmax(gain))
             if not gain[i] > threshold:
+                stop = (
+                    "no candidate reduces the loss by more than tol"
+                    if np.isfinite(gain[i])
+                    else "no candidate left outside the span of the chosen ones"
+                )
                 break
             j = int(cand[i])
             phi = rows.row(j)
@@ -174,14 +222,41 @@ def _matching_pursuit(rows, Y, n_steps, backfit, n_candidates, tol, rng):
                 in_support[chosen] = True
                 support.append(chosen)
             coef[chosen] += c
+            steps.append(chosen)
         n_iter += 1
+        if report is not None:
+            report(n_iter, len(support), R)
     support = np.asarray(support, dtype=np.intp)
     if backfit:
         k = support.size
         alpha = solve_triangular(T[:k, :k], Z[:k], lower=False) if k else Z[:0]
+        leverage = np.einsum("ij,ij->j", Q[:k], Q[:k])
     else:
         alpha = coef[support]
-    return support, alpha, n_iter
+        leverage = _hat_diagonal(np.array([rows.row(j) for j in steps]).reshape(-1, n))
+    return support, alpha, n_iter, R, leverage, stop
+
+
+def _hat_diagonal(Phi):
+    """Diagonal of the hat matrix of basic matching pursuit on the columns ``Phi``.
+
+    ``Phi`` holds the column of each step, in order (one per row). Step
+    ``t`` projects the residual off the unit vector ``q_t``, so the residual
+    is ``M Y`` with ``M = (I - q_T q_T^T) ... (I - q_1 q_1^T)`` and the fitted
+    values are ``H Y`` with ``H = I - M``. Unrolling the product,
+    ``H = sum_{a,b} S_ab q_a q_b^T`` where ``S`` is unit lower triangular
+    with row ``t`` equal to ``-(q_t . q_{<t}) S`` on the earlier steps (the
+    compact form of a product of reflections, here of projections): the
+    diagonal costs ``O(n_samples * n_steps^2)``.
+    """
+    if Phi.shape[0] == 0:
+        return np.zeros(Phi.shape[1])
+    U = Phi / np.linalg.norm(Phi, axis=1, keepdims=True)
+    G = U @ U.T
+    S = np.eye(len(U))
+    for t in range(1, len(U)):
+        S[t, :t] = -G[t, :t] @ S[:t, :t]
+    return np.einsum("ai,ai->i", U, S @ U)
 
 
 class KernelMatchingPursuit(
@@ -222,7 +297,8 @@ class KernelMatchingPursuit(
         Kernel coefficient for 'rbf', 'poly', 'sigmoid', 'laplacian' and
         'chi2'. ``'scale'`` uses ``1 / (n_features * X.var())`` and
         ``'auto'`` uses ``1 / n_features``, computed on the data given to
-        ``fit``.
+        ``fit`` (with ``sample_weight``, the variance weighs each row by its
+        weight, as if repeated).
 
     degree : float, default=3
         Degree of the polynomial kernel.
@@ -248,9 +324,22 @@ class KernelMatchingPursuit(
         of target columns). With ``0.0``, it stops only when no candidate
         reduces the loss at all.
 
+    class_weight : dict, 'balanced' or None, default=None
+        Weight of each class in the squared loss: ``{class_label: weight}``
+        multiplies the sample weights of that class's rows (classes not
+        listed weigh 1). ``'balanced'`` uses
+        ``n_samples / (n_classes * np.bincount(y))``, computed on the ``y``
+        given to ``fit``. None weighs every class 1.
+
     random_state : int, RandomState instance or None, default=None
         Seeds the draws of candidates when ``n_candidates`` is set. Pass an
         int for reproducible output across multiple function calls.
+
+    verbose : int, default=0
+        With 1, ``fit`` prints a line every 10 greedy steps (the step, the
+        support size and the training squared loss, also relative to that
+        of the zero function) and why it stopped; with 2 or more, a line
+        every step.
 
     Attributes
     ----------
@@ -283,6 +372,11 @@ class KernelMatchingPursuit(
         Number of greedy steps taken. Equal to ``n_components_`` for
         backfitting; may exceed it for basic, which can select an example
         again.
+
+    proba_scale_ : float
+        The scale ``a`` of the probabilities ``sigmoid(a f(x))`` (two
+        classes) or ``softmax(a f(x))``, fitted on the leave-one-out scores
+        of the training rows (see Notes).
 
     n_features_in_ : int
         Number of features seen during ``fit``.
@@ -342,6 +436,37 @@ class KernelMatchingPursuit(
     backfitting). A step costs ``O(n_candidates * n_samples)`` kernel
     evaluations and products.
 
+    **Sample weights.** ``sample_weight`` (times ``class_weight``) weighs
+    each row in the squared loss: the greedy scores become
+    ``(k_j^T W r)^2 / (k_j^T W k_j)`` and the coefficients the weighted least
+    squares fit, which is the fit of the rows and targets scaled by
+    ``sqrt(w_i)``. A row of integer weight ``m`` is then the same as ``m``
+    copies of it (up to rounding, and to ties between candidates); rows of
+    weight zero are dropped, so they are not candidates either.
+
+    **Probabilities.** The scores on the training rows are in sample, and
+    too confident to scale the probabilities by. Given the chosen examples,
+    the fitted values are a linear function of the targets, ``H Y``, and the
+    score that row ``i`` would get from the fit without it is
+    ``y_i - r_i / (1 - h_ii)`` (``r`` the training residual): exact for the
+    least squares of backfitting (the PRESS residuals), the usual
+    approximation for basic, whose ``H`` is a product of projections. The
+    diagonal of ``H`` costs ``O(n_samples * n_SV)`` for backfitting (from the
+    orthonormal factor kept by the fit) and ``O(n_samples * n_iter_^2)`` for
+    basic; no kernel matrix beyond the fit's is needed. The selection
+    itself, which saw every row, is not redone (refitting it on folds would
+    cost several fits, and score other models than the one returned).
+    With weights, one copy of a row of integer weight (the whole of a row of
+    weight below one) is left out, so that integer weights still equal
+    repeated rows. Rows the fit interpolates (``1 - h_ii`` at most
+    ``1e-6``) are skipped. ``proba_scale_`` is then fitted by maximum
+    likelihood on these out-of-sample scores, as the online estimators fit
+    theirs on their progressive margins: ``P(correct) = sigmoid(a m_i -
+    log(C - 1))`` with ``m_i`` the left-out score of the true class minus
+    the largest other one (``C`` classes), with Platt's smoothed targets.
+    When no row is left (the fit interpolates every row), the scale is tiny
+    and the probabilities nearly uniform, still ordered as the scores.
+
     **No partial_fit.** Each step compares every candidate against the
     residual on the *whole* training set, and backfitting re-fits every
     coefficient on it: the model is not a function of a stream seen once,
@@ -366,6 +491,11 @@ class KernelMatchingPursuit(
     20
     >>> clf.score(X, y) > 0.95
     True
+    >>> proba = clf.predict_proba(X[:3])
+    >>> proba.shape
+    (3, 2)
+    >>> bool((proba.argmax(axis=1) == clf.predict(X[:3])).all())
+    True
     """
 
     _doc_link_module = "sklearn_budget"
@@ -381,7 +511,9 @@ class KernelMatchingPursuit(
         "kernel_params": [dict, None],
         "n_candidates": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0.0, None, closed="left")],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -396,7 +528,9 @@ class KernelMatchingPursuit(
         kernel_params=None,
         n_candidates=None,
         tol=0.0,
+        class_weight=None,
         random_state=None,
+        verbose=0,
     ):
         self.n_components = n_components
         self.method = method
@@ -407,10 +541,16 @@ class KernelMatchingPursuit(
         self.kernel_params = kernel_params
         self.n_candidates = n_candidates
         self.tol = tol
+        self.class_weight = class_weight
         self.random_state = random_state
+        self.verbose = verbose
+
+    # The class weights of the online estimators: multipliers of the
+    # sample weights of each class, validated alike.
+    _class_weights = BaseKernelOnlineClassifier._class_weights
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the model by greedy kernel matching pursuit on ``(X, y)``.
 
         Parameters
@@ -419,6 +559,12 @@ class KernelMatchingPursuit(
             Training data.
         y : array-like of shape (n_samples,)
             Target values.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each sample in the squared loss, of the greedy
+            selection and of the least-squares fit alike (times the weight
+            of its class, see ``class_weight``). An integer weight counts as
+            that many copies of the sample; samples of weight zero are not
+            used at all, not even as candidates.
 
         Returns
         -------
@@ -429,62 +575,101 @@ class KernelMatchingPursuit(
         # already set n_features_in_ when a later check fails).
         saved = dict(vars(self))
         try:
-            return self._fit(X, y)
+            return self._fit(X, y, sample_weight)
         except BaseException:
             vars(self).clear()
             vars(self).update(saved)
             raise
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, sample_weight):
         X = self._validate_X(X, reset=True)
-        check_classification_targets(y)
-        y = column_or_1d(y, warn=True)
-        check_consistent_length(X, y)
-        classes, y_ind = np.unique(y, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {len(classes)} class"
-            )
+        y, classes, w = _check_targets(X, y, sample_weight, None)
+        y_ind = np.searchsorted(classes, y)
+        class_weight = self._class_weights(classes, y)
+        if class_weight is not None:
+            w = w * class_weight[y_ind]
+            if not np.any(w > 0):
+                raise ValueError(
+                    f"The sample weights times the class weights (class_weight="
+                    f"{self.class_weight!r}) are all zero: at least one must be positive."
+                )
+        # Rows of weight zero take no part: neither in the loss nor as candidates.
+        keep = np.flatnonzero(w > 0)
+        X, y_ind, w = X[keep], y_ind[keep], w[keep]
         n = X.shape[0]
         if len(classes) == 2:
             Y = (2.0 * y_ind - 1.0).reshape(-1, 1)
         else:
             Y = -np.ones((n, len(classes)))
             Y[np.arange(n), y_ind] = 1.0
+        # The weighted loss sum_i w_i ||y_i - f(x_i)||^2 is the plain one of
+        # the rows and targets scaled by sqrt(w_i).
+        sqrt_w = None if np.all(w == 1.0) else np.sqrt(w)
+        Yw = Y if sqrt_w is None else Y * sqrt_w[:, None]
         kernel = Kernel(
             self.kernel,
-            gamma=resolve_gamma(self.gamma, X),
+            gamma=_resolve_gamma(self.gamma, X, None if sqrt_w is None else w),
             degree=self.degree,
             coef0=self.coef0,
             kernel_params=self.kernel_params,
         )
         cache = self.n_candidates is None and 8.0 * n * n <= get_config()["working_memory"] * 2**20
+        report = self._reporter(float(np.sum(Yw * Yw))) if self.verbose else None
         with np.errstate(all="ignore"):  # overflow is reported by _check_finite
-            rows = _KernelRows(kernel, X, cache)
-            support, alpha, n_iter = _matching_pursuit(
+            rows = _KernelRows(kernel, X, cache, sqrt_w)
+            support, alpha, n_iter, R, leverage, stop = _matching_pursuit(
                 rows,
-                Y,
+                Yw,
                 self.n_components,
                 self.method == "backfitting",
                 self.n_candidates,
                 self.tol,
                 check_random_state(self.random_state),
+                report,
             )
         if not np.isfinite(alpha).all():
             raise ValueError(
                 "Non-finite coefficients: the kernel values are too large. Scale the "
                 "features (for example with StandardScaler) or use a smaller gamma."
             )
+        if self.verbose:
+            print(
+                f"Stopped after {n_iter} steps ({stop}), "
+                f"{perf_counter() - report.clock:.2f} seconds in total.",
+                flush=True,
+            )
         self.classes_ = classes
         self._kernel = kernel
         self.gamma_ = kernel.gamma
-        self.support_ = support
+        self.support_ = keep[support]
         sv = X[support]
         self.support_vectors_ = sv if sp.issparse(sv) else np.ascontiguousarray(sv)
         self.dual_coef_ = np.ascontiguousarray(alpha.T)
         self.n_components_ = int(support.size)
         self.n_iter_ = int(n_iter)
+        if sqrt_w is not None:
+            R = R / sqrt_w[:, None]
+        self.proba_scale_ = _loo_scale(Y, y_ind, w, R, leverage)
         return self
+
+    def _reporter(self, zero_loss):
+        """The progress callback of the greedy steps (``verbose > 0``)."""
+        every = 1 if self.verbose >= 2 else _VERBOSE_STEPS
+        last = self.n_components
+
+        def report(step, n_support, R):
+            if step % every and step != last:
+                return
+            loss = float(np.sum(R * R))
+            print(
+                f"step: {step}, support size: {n_support}, training loss: {loss:.6g}, "
+                f"relative to the zero function: {loss / max(zero_loss, 1e-300):.4f}, "
+                f"elapsed: {perf_counter() - report.clock:.2f} seconds",
+                flush=True,
+            )
+
+        report.clock = perf_counter()
+        return report
 
     def decision_function(self, X):
         """Scores of the fitted hypothesis, ``f(x) = sum_i dual_coef_[:, i] k(sv_i, x)``.
@@ -504,3 +689,67 @@ class KernelMatchingPursuit(
         X = self._validate_X(X, reset=False)
         scores = self._kernel.expansion(X, self.support_vectors_, self.dual_coef_)
         return scores[:, 0] if len(self.classes_) == 2 else scores
+
+    def predict_proba(self, X):
+        """Probability estimates from the leave-one-out scores of the fit.
+
+        ``sigmoid(a f(x))`` for two classes and ``softmax(a f(x))``
+        otherwise, with ``a = proba_scale_`` fitted by maximum likelihood on
+        the leave-one-out scores of the training rows (see Notes), so that
+        they agree with :meth:`predict`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class, in the order of ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`, computed without underflow.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class, in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        scores = self.proba_scale_ * self.decision_function(X)
+        if len(self.classes_) == 2:
+            return np.column_stack([log_expit(-scores), log_expit(scores)])
+        return log_softmax(scores, axis=1)
+
+
+def _loo_scale(Y, y_ind, w, R, leverage):
+    """Probability scale fitted on the leave-one-out scores of the training rows.
+
+    ``R``: residuals of the targets ``Y`` (unscaled), ``leverage``: diagonal
+    of the hat matrix in the rows scaled by ``sqrt(w)``, so ``leverage / w``
+    is the leverage of one unit of weight. Leaving out a weight of
+    ``u = min(w, 1)`` (one copy of a row of integer weight, the whole of a
+    lighter row) gives the residual ``R / (1 - u * leverage / w)``.
+    """
+    denom = 1.0 - np.minimum(w, 1.0) * leverage / w
+    ok = denom > _LOO_FLOOR
+    F = Y[ok] - R[ok] / denom[ok, None]  # the scores of the left-out rows
+    cls = y_ind[ok]
+    if Y.shape[1] == 1:
+        margins = (2.0 * cls - 1.0) * F[:, 0]
+    else:
+        rows = np.arange(cls.size)
+        true = F[rows, cls]
+        F[rows, cls] = -np.inf
+        margins = true - F.max(axis=1)
+    bins = new_bins(max(Y.shape[1], 2))
+    record_margins(bins, margins, cls, w[ok], np.ones(cls.size))
+    return float(fit_scale(bins))

@@ -329,7 +329,16 @@ def converter(scope, operator, container):
         )
         g.op("Div", smoothed, g.const(total + n_classes), out=second)
         return
-    a_scores = g.op("Mul", scores, g.const(float(model.proba_scale_)))
+    # Winnow publishes coef_ divided by exp(log_scale_) when its weights
+    # pass the float range: the probabilities' scale undoes it.
+    scale = float(model.proba_scale_) * float(np.exp(getattr(model, "log_scale_", 0.0)))
+    if not np.isfinite(scale):
+        raise ValueError(
+            f"The scores of this {type(model).__name__} are beyond the float range "
+            f"(log_scale_ = {model.log_scale_:.4g}): its probabilities cannot be written "
+            "as a graph; export it with options={'raw_scores': True} for its scores."
+        )
+    a_scores = g.op("Mul", scores, g.const(scale))
     if binary:
         g.op(
             "Concat",

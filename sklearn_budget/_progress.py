@@ -13,12 +13,35 @@ import numpy as np
 
 
 def _support_size(est):
-    """Training rows in the current hypothesis.
+    """Members of the current hypothesis, as ``support_`` counts them.
 
-    A row that joined several times (later epochs of ``fit``) counts once, so
-    that without ``average`` this is ``len(support_)`` once published.
+    A row that joined several times (later epochs of ``fit``) counts once,
+    and every member that is no row of the stream (index -1: the merged
+    members of budget maintenance) counts for itself, so that without
+    ``average`` this is ``len(support_)`` once published.
     """
-    return int(np.unique(est._state["idx"][: est._n]).size)
+    idx = est._state["idx"][: est._n]
+    rows = idx[idx >= 0]
+    return int(np.unique(rows).size + (idx.size - rows.size))
+
+
+def _counts(est):
+    """Rounds and mistakes of the stream so far.
+
+    An estimator whose state is not the online engine's gives them with
+    ``_progress_counts()``.
+    """
+    if hasattr(est, "_progress_counts"):
+        return est._progress_counts()
+    counters = est._state["counters"]
+    return int(counters[1]), int(counters[2])
+
+
+def _size_text(est):
+    """The support size part of a line; empty for a model without support vectors."""
+    if "idx" not in est._state:
+        return ""
+    return f"support size: {_support_size(est)}, "
 
 
 def _rate(rounds, seconds):
@@ -46,8 +69,8 @@ class _Progress:
         self.done = self.mark_rounds = self.rounds()[0]
 
     def rounds(self):
-        counters = self.est._state["counters"]
-        return int(counters[1]) - self.t0, int(counters[2]) - self.m0
+        rounds, mistakes = _counts(self.est)
+        return rounds - self.t0, mistakes - self.m0
 
     def __call__(self):
         rounds, mistakes = self.rounds()
@@ -67,7 +90,7 @@ class _Progress:
         text = (
             f"rounds: {rounds}, mistakes: {mistakes}, "
             f"mistake rate: {mistakes / max(rounds, 1):.4f}, "
-            f"support size: {_support_size(self.est)}, rounds per second: {speed:.0f}"
+            f"{_size_text(self.est)}rounds per second: {speed:.0f}"
         )
         if self.clock is not None:
             text += f", elapsed: {perf_counter() - self.clock:.2f} seconds"

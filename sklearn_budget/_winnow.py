@@ -5,11 +5,13 @@
 
 import copy
 from numbers import Integral, Real
+from time import perf_counter
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import log_expit, log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import (
     check_is_fitted,
@@ -17,11 +19,14 @@ from sklearn.utils.validation import (
 
 from ._base import (
     _DOC_LINK_TEMPLATE,
+    BaseKernelOnlineClassifier,
     _check_rows,
     _check_targets,
     _partial_fit_classes,
     _shuffle_rng,
 )
+from ._calibration import fit_scale, new_bins, record_margins
+from ._progress import _Progress
 
 # Rows whose bias column and norms are built at once.
 _BLOCK_SIZE = 1024
@@ -42,6 +47,14 @@ _HEADROOM = 300.0
 # scored in the log domain.
 _TINY = 1e-290
 _HUGE_X = 1e100
+
+# Progressive margins beyond this size are recorded at it: the bins of the
+# probability scale end at 1e12, and a bin's sum of margins must stay finite.
+_MARGIN_CAP = 1e13
+
+# Largest log of a scaled score given to the probabilities (e^690 ~ 1e300):
+# beyond it every probability is 0 or 1 anyway.
+_LOG_SCORE_CAP = 690.0
 
 # Largest log-weight published as is: beyond it (or below its negative),
 # coef_ and intercept_ are rescaled (see log_scale_).
@@ -126,6 +139,27 @@ def _overflow_message(what):
     )
 
 
+def _margins(scores, y, g):
+    """Margins of rounds whose class ``y`` has the ``scores`` (a column each).
+
+    ``g``: the log-scale of each class's scores (None: the scores are true
+    ones). The margin is ``+-`` the score for two classes (one row), else
+    the true class's score minus the largest other one.
+    """
+    if g is not None and any(g):
+        with np.errstate(divide="ignore", over="ignore"):
+            log_size = np.log(np.abs(scores)) + np.asarray(g)[:, None]
+            scores = np.sign(scores) * np.exp(np.minimum(log_size, _LOG_SCORE_CAP))
+    if scores.shape[0] == 1:
+        margins = np.where(y == 1, scores[0], -scores[0])
+    else:
+        cols = np.arange(scores.shape[1])
+        others = scores.copy()
+        others[y, cols] = -np.inf
+        margins = scores[y, cols] - others.max(axis=0)
+    return margins
+
+
 class Winnow(ClassifierMixin, BaseEstimator):
     """Winnow: a linear online classifier with multiplicative updates.
 
@@ -178,6 +212,21 @@ class Winnow(ClassifierMixin, BaseEstimator):
         changed, and ``n_mistakes_`` still counts the mistakes of the
         hypotheses played online.
 
+    class_weight : dict, 'balanced' or None, default=None
+        Step multiplier of each class, ``{class_label: weight}``: the sample
+        weight of every row is multiplied by the weight of its class before
+        the row is played, so ``eta`` on it is scaled in the same way
+        (classes missing from the dict weigh 1, and the rows of a class of
+        weight 0 are not played). The keys must be classes of the model.
+        ``'balanced'`` sets the weights to
+        ``n_samples / (n_classes * np.bincount(y))`` from the labels ``y``
+        of the ``fit`` call (sample weights do not enter), as
+        :func:`~sklearn.utils.class_weight.compute_class_weight` computes
+        them. ``partial_fit`` refuses ``'balanced'``, since one call does not
+        show the class frequencies of a stream: compute the weights on a
+        large enough sample of its labels and pass them as a dict. As the
+        other parameters of a step, it may change between calls of a stream.
+
     warm_start : bool, default=False
         If True, ``fit`` continues the current stream instead of starting a
         new one. ``balanced`` and ``average`` are fixed for a stream:
@@ -186,6 +235,24 @@ class Winnow(ClassifierMixin, BaseEstimator):
 
     random_state : int, RandomState instance or None, default=None
         Seeds the shuffling of ``fit``.
+
+    verbose : int, default=0
+        Progress output on stdout; 0 prints nothing. Each line gives the
+        rounds played, the prediction mistakes made on them, their ratio
+        and the rounds per second. With ``verbose >= 1``, ``fit`` prints a
+        line at the end of every epoch, counting the rounds and mistakes of
+        that epoch, with the time since the start of ``fit``, and says why
+        it stopped; ``partial_fit`` prints a line, counting the rounds and
+        mistakes of the whole stream, each time the stream passes a
+        multiple of ``verbose_interval`` rounds. With ``verbose >= 2``,
+        ``fit`` also prints a line each time an epoch passes a multiple of
+        ``verbose_interval`` rounds. Lines are printed between the blocks of
+        1024 rows in which the rounds are played, so a line comes at the end
+        of the block in which the multiple falls.
+
+    verbose_interval : int, default=10_000
+        Rounds between two progress lines of ``partial_fit`` (and within the
+        epochs of ``fit`` with ``verbose >= 2``).
 
     Attributes
     ----------
@@ -217,6 +284,12 @@ class Winnow(ClassifierMixin, BaseEstimator):
 
     n_iter_ : int
         Number of epochs played by the last ``fit`` (1 after ``partial_fit``).
+
+    proba_scale_ : float
+        The scale ``a`` of the probabilities, ``sigmoid(a f(x))`` (two
+        classes) or ``softmax(a f(x))`` with ``f`` the scores of the
+        hypothesis, fitted by maximum likelihood on the progressive margins
+        of the stream (see :meth:`predict_proba`).
 
     n_features_in_ : int
         Number of features seen during the first fit.
@@ -273,8 +346,15 @@ class Winnow(ClassifierMixin, BaseEstimator):
     class-versus-rest labels of every round; :meth:`predict` returns the
     class of the largest score.
 
-    **Sample weights** multiply ``eta`` for their row; rows of weight zero
-    are not played at all.
+    **Sample weights** multiply ``eta`` for their row (times the weight of
+    its class, ``class_weight``); rows of weight zero are not played at all.
+
+    **Probabilities.** Each round's margin is recorded before the round's
+    update, so it is out of sample, in fixed bins (memory independent of
+    the stream, the same for any split of it into calls), and one scale of
+    the scores is fitted to them: the calibration of the kernel estimators
+    of the package. The scores of huge weights are handled in the log
+    domain, as :meth:`predict` handles them.
 
     **Averaging** (``average=True``) uses the hypothesis in force when each
     round is predicted, as the other estimators of the package do. Each
@@ -307,6 +387,11 @@ class Winnow(ClassifierMixin, BaseEstimator):
     True
     >>> bool(np.all(np.abs(clf.coef_[0, 3:]) < np.abs(clf.coef_[0, :3]).min()))
     True
+    >>> proba = clf.predict_proba(X[:3])
+    >>> proba.shape
+    (3, 2)
+    >>> bool((clf.classes_[proba.argmax(axis=1)] == clf.predict(X[:3])).all())
+    True
     """
 
     _doc_link_module = "sklearn_budget"
@@ -318,8 +403,11 @@ class Winnow(ClassifierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
         "average": ["boolean"],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "verbose_interval": [Interval(Integral, 1, None, closed="left")],
     }
 
     # Parameters fixed for the whole of a stream: they shape its state.
@@ -333,16 +421,22 @@ class Winnow(ClassifierMixin, BaseEstimator):
         max_iter=5,
         shuffle=True,
         average=False,
+        class_weight=None,
         warm_start=False,
         random_state=None,
+        verbose=0,
+        verbose_interval=10_000,
     ):
         self.eta = eta
         self.balanced = balanced
         self.max_iter = max_iter
         self.shuffle = shuffle
         self.average = average
+        self.class_weight = class_weight
         self.warm_start = warm_start
         self.random_state = random_state
+        self.verbose = verbose
+        self.verbose_interval = verbose_interval
 
     # ------------------------------------------------------------------
     # State
@@ -359,6 +453,7 @@ class Winnow(ClassifierMixin, BaseEstimator):
             "bound": np.zeros(n_rows),
             "u": _scaled(theta, 0.0, self.balanced),  # weights times exp(-g)
             "counters": np.zeros(3, dtype=np.int64),  # rounds, mistakes, updates
+            **new_bins(len(self.classes_)),  # the progressive margins
         }
         if self.average:
             # Log of the sum over rounds of each (positive, negative) weight,
@@ -398,10 +493,13 @@ class Winnow(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # Playing the stream
     # ------------------------------------------------------------------
-    def _play(self, X, y, w):
+    def _play(self, X, y, w, on_block=None, calibrate=True):
         """Play the rounds ``(X[i], y[i])`` in order.
 
         ``y`` holds class indices and ``w`` the sample weights (all positive).
+        ``on_block``, if given, is called after each block (progress output).
+        ``calibrate``: whether the rows are seen for the first time, so that
+        their margins, out of sample, feed the probabilities.
         """
         n_rows = self._state["theta"].shape[0]
         if n_rows == 1:
@@ -412,11 +510,13 @@ class Winnow(ClassifierMixin, BaseEstimator):
             sl = slice(start, start + _BLOCK_SIZE)
             # Overflow only comes with non-finite log-weights, reported below.
             with np.errstate(over="ignore", invalid="ignore"):
-                self._play_block(X[sl], Y[:, sl], y[sl], w[sl])
+                self._play_block(X[sl], Y[:, sl], y[sl], w[sl], calibrate)
             if not np.isfinite(self._state["theta"]).all():
                 raise ValueError(_overflow_message("Non-finite log-weights"))
+            if on_block is not None:
+                on_block()
 
-    def _play_block(self, X, Y, y, w):
+    def _play_block(self, X, Y, y, w, calibrate):
         """Play a block of rounds; ``Y`` holds the labels +-1 of each class (a row each)."""
         state, balanced, eta = self._state, self.balanced, float(self.eta)
         theta, u, g, bound = state["theta"], state["u"], state["g"], state["bound"]
@@ -446,6 +546,8 @@ class Winnow(ClassifierMixin, BaseEstimator):
         same_scale = binary or min(gs) == max(gs)
         largest = largest.tolist()
         trust_r = trust.tolist()
+        # The margin of each round before its update (progressive, out of sample).
+        margins = np.zeros(n) if calibrate else None
         run, i = 16, 0
         while i < n:
             # Scores of the next rows with the current weights: they hold
@@ -459,6 +561,16 @@ class Winnow(ClassifierMixin, BaseEstimator):
             right = Y[:, i:j] * scores > trust[i:j]
             ok = right[0] if binary else right.all(axis=0)
             f = int(ok.argmin())
+            if calibrate:
+                # Up to the first row not clearly right, the weights are
+                # those each row is predicted with; a row scored exactly
+                # below gets its exact margin.
+                last = j if ok[f] else i + f + 1
+                if binary and gs[0] < _LOG_SCORE_CAP:  # the common case, kept cheap
+                    scale = np.exp(gs[0]) if gs[0] else 1.0
+                    margins[i:last] = (Y[0, i:last] * scale) * scores[0, : last - i]
+                else:
+                    margins[i:last] = _margins(scores[:, : last - i], y[i:last], gs)
             if ok[f]:
                 i, run = j, min(2 * run, _MAX_RUN)
                 continue
@@ -487,6 +599,9 @@ class Winnow(ClassifierMixin, BaseEstimator):
                 cols = np.arange(n_coords) if idx is None else idx
                 nz = vals != 0
                 sign, log_mag = _log_scores(*_log_abs(theta[:, cols[nz]], balanced), vals[nz])
+                if calibrate:
+                    true = sign * np.exp(np.minimum(log_mag, _LOG_SCORE_CAP))
+                    margins[r] = _margins(true[:, None], y[r : r + 1], None)[0]
                 wrong = np.flatnonzero(Y[:, r] * sign <= 0)
                 if binary:
                     mistake = wrong.size > 0
@@ -523,6 +638,10 @@ class Winnow(ClassifierMixin, BaseEstimator):
                 updates += 1
             i = r + 1
         bound[:] = bounds
+        if calibrate:
+            rounds = np.arange(t0 + 1, t0 + n + 1, dtype=np.float64)
+            margins = np.clip(np.nan_to_num(margins), -_MARGIN_CAP, _MARGIN_CAP)
+            record_margins(state, margins, y.astype(np.intp), w, rounds)
         state["counters"] += (n, mistakes, updates)
 
     def _rescale(self, k):
@@ -576,6 +695,7 @@ class Winnow(ClassifierMixin, BaseEstimator):
         self.intercept_ = weights[:, -1].copy()
         self.log_scale_ = scale
         self.n_mistakes_ = int(state["counters"][1])
+        self.proba_scale_ = fit_scale(state)
 
     # ------------------------------------------------------------------
     # Validation and the public API
@@ -583,15 +703,33 @@ class Winnow(ClassifierMixin, BaseEstimator):
     def _validate_X(self, X, reset):
         return _check_rows(self, X, reset, nonneg=False)
 
+    # The class weights of the kernel estimators: multipliers of the sample
+    # weights of each class, validated alike.
+    _class_weights = BaseKernelOnlineClassifier._class_weights
+
     def _validate_fit_input(self, X, y, sample_weight, classes, reset):
         """Validate everything before any state is touched."""
         X = self._validate_X(X, reset=reset)
         y, classes, w = _check_targets(X, y, sample_weight, classes)
+        y_enc = np.searchsorted(classes, y)
+        class_weight = self._class_weights(classes, y)
+        if class_weight is not None:
+            w = w * class_weight[y_enc]
+            if not np.any(w > 0):
+                raise ValueError(
+                    f"The sample weights times the class weights (class_weight="
+                    f"{self.class_weight!r}) are all zero: at least one must be positive."
+                )
         # Rows of weight zero are not played at all.
         keep = np.flatnonzero(w > 0)
         if keep.size < X.shape[0]:
-            X, y, w = X[keep], y[keep], w[keep]
-        return X, np.searchsorted(classes, y), w, classes
+            X, y_enc, w = X[keep], y_enc[keep], w[keep]
+        return X, y_enc, w, classes
+
+    def _progress_counts(self):
+        """Rounds and mistakes of the stream, for the progress lines."""
+        counters = self._state["counters"]
+        return int(counters[0]), int(counters[1])
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -608,7 +746,8 @@ class Winnow(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Target values.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weight of each sample: it multiplies ``eta`` on that sample, and
+            Weight of each sample: it multiplies ``eta`` on that sample
+            (with the weight of its class, see ``class_weight``), and
             samples of weight zero are not played at all.
 
         Returns
@@ -633,20 +772,41 @@ class Winnow(ClassifierMixin, BaseEstimator):
             self._reset(X.shape[1])
         rng = _shuffle_rng(self.random_state)
         counters = self._state["counters"]
+        verbose, clock = self.verbose, perf_counter()
+        stop = f"played max_iter={self.max_iter} epochs"
         self.n_iter_ = 0
-        for _ in range(self.max_iter):
+        for epoch in range(self.max_iter):
             counters[2] = 0  # updates of this epoch
             order = rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
-            self._play(X[order], y_enc[order], w[order])
+            progress = None
+            if verbose:
+                # Lines count the rounds of the epoch.
+                print(f"-- Epoch {epoch + 1}", flush=True)
+                origin = (int(counters[0]), int(counters[1]))
+                progress = _Progress(self, self.verbose_interval, origin, clock, X.shape[0])
+            within = progress if verbose >= 2 else None
+            # Only the first epoch's margins are out of sample.
+            self._play(X[order], y_enc[order], w[order], on_block=within, calibrate=epoch == 0)
             self.n_iter_ += 1
+            if progress is not None:
+                progress.end()
             if counters[2] == 0:
+                stop = "an epoch without updates"
                 break
+        if verbose:
+            print(
+                f"Stopped after {self.n_iter_} epochs ({stop}), "
+                f"{perf_counter() - clock:.2f} seconds in total.",
+                flush=True,
+            )
         self._publish()
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Play the rows of ``(X, y)`` as the next rounds of the stream.
+
+        ``class_weight='balanced'`` is refused (pass the weights as a dict).
 
         Parameters
         ----------
@@ -659,7 +819,8 @@ class Winnow(ClassifierMixin, BaseEstimator):
             the model was fitted with :meth:`fit`); later calls may omit it
             or must repeat it exactly.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weight of each sample: it multiplies ``eta`` on that sample, and
+            Weight of each sample: it multiplies ``eta`` on that sample
+            (with the weight of its class, see ``class_weight``), and
             samples of weight zero are not played at all.
 
         Returns
@@ -670,12 +831,23 @@ class Winnow(ClassifierMixin, BaseEstimator):
         return self._atomic(self._partial_fit, X, y, classes, sample_weight)
 
     def _partial_fit(self, X, y, classes, sample_weight):
+        if self.class_weight == "balanced":
+            raise ValueError(
+                "class_weight='balanced' is not supported by partial_fit: one call does "
+                "not show the class frequencies of the stream. Compute the weights on a "
+                "large enough sample of the stream's labels, for example "
+                "weights = compute_class_weight('balanced', classes=classes, y=y_sample) "
+                "(sklearn.utils.class_weight), and pass them as "
+                "class_weight=dict(zip(classes, weights))."
+            )
         first, classes = _partial_fit_classes(self, classes)
         X, y_enc, w, classes = self._validate_fit_input(X, y, sample_weight, classes, reset=first)
         if first:
             self.classes_ = classes
             self._reset(X.shape[1])
-        self._play(X, y_enc, w)
+        # Lines count the rounds of the whole stream.
+        progress = _Progress(self, self.verbose_interval) if self.verbose else None
+        self._play(X, y_enc, w, on_block=progress)
         self.n_iter_ = 1
         self._publish()
         return self
@@ -768,6 +940,75 @@ class Winnow(ClassifierMixin, BaseEstimator):
         best = np.argmax(scores, axis=1)
         best[rows] = _argmax_exact(sign, log_mag)
         return self.classes_[best]
+
+    def predict_proba(self, X):
+        """Probability estimates from the progressive margins of the stream.
+
+        Every round's margin ``m_t`` is computed before the round's update,
+        so it is out of sample. ``proba_scale_`` is fitted on them by maximum
+        likelihood as ``P(correct) = sigmoid(a m_t - log(C - 1))`` with ``C``
+        classes (Platt scaling without an intercept, with Platt's smoothed
+        targets; round ``t`` weighs ``t`` times its sample weight, so that
+        the hypotheses nearer the final one count more; in ``fit``, the
+        first epoch only, whose rows are unseen), as for the kernel
+        estimators of the package. The probabilities are
+        ``sigmoid(a f(x))`` for two classes and ``softmax(a f(x))``
+        otherwise, ``f`` the scores of the hypothesis (``decision_function``
+        times ``exp(log_scale_)``), so that they agree with :meth:`predict`.
+        With ``average=True`` the margins are still those of the hypotheses
+        played online, whose scores are on the scale of the average's.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class, in the order of ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`, computed without underflow.
+
+        The scores of a row beyond ``1e300`` (the weights of a long stream,
+        or huge features) are all divided by the factor that brings the
+        largest to ``1e300``: their order is kept, and every probability is
+        0 or 1 there anyway.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class, in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        scores, rows, sign, log_mag = self._scores(X)
+        a = self.proba_scale_
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = a * scores
+        if self.log_scale_ != 0.0 or rows.size or not np.isfinite(z).all():
+            # The scores in the log domain, the rescaling of coef_ undone.
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_size = np.log(np.abs(scores))
+                zsign = np.sign(scores)
+            log_size[rows], zsign[rows] = log_mag, sign
+            log_size += np.log(a) + self.log_scale_
+            # Rows beyond the cap are divided by one factor: their order is
+            # kept, and their probabilities are 0 or 1 anyway.
+            top = np.max(log_size, axis=1, keepdims=True)
+            log_size -= np.where(top > _LOG_SCORE_CAP, top - _LOG_SCORE_CAP, 0.0)
+            z = zsign * np.exp(log_size)
+        if len(self.classes_) == 2:
+            return np.column_stack([log_expit(-z[:, 0]), log_expit(z[:, 0])])
+        return log_softmax(z, axis=1)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -108,11 +108,25 @@ _CLASS_WEIGHT_FAILS = {
 }
 
 
+# A weighted least-squares fit, not a mistake-driven one.
+_KMP_CLASS_WEIGHT = (
+    "least squares with as many components (100) as the check has training rows "
+    "(50) interpolates every row whatever its weight: class weights only trade "
+    "errors off where the model cannot fit every row (with n_components=10 the "
+    "check passes, see test_matching_pursuit.py)"
+)
+
+
 def expected_failed_checks(estimator):
+    params = estimator.get_params()
+    if isinstance(estimator, KernelMatchingPursuit):
+        # A weighted batch fit: integer weights are repeated rows.
+        if params["method"] == "backfitting":
+            return {"check_class_weight_classifiers": _KMP_CLASS_WEIGHT}
+        return {}
     failing = {"check_sample_weight_equivalence_on_dense_data": _MISTAKE_DRIVEN}
     if estimator.__sklearn_tags__().input_tags.sparse:
         failing["check_sample_weight_equivalence_on_sparse_data"] = _MISTAKE_DRIVEN
-    params = estimator.get_params()
     if params.get("kernel") == "chi2":
         failing["check_decision_proba_consistency"] = (
             "the check's blobs have negative features, which the chi2 kernel refuses "

@@ -378,3 +378,22 @@ def test_every_estimator_takes_the_new_parameters(name):
     assert params["class_weight"] is None
     assert params["verbose"] == 0
     assert params["verbose_interval"] == 10_000
+
+
+@pytest.mark.parametrize("verbose", [1, 2])
+def test_support_size_counts_merged_members(verbose, capsys):
+    # Budget maintenance by merging creates members that are no rows of the
+    # stream (they share the index -1): each one counts.
+    from sklearn_budget import BudgetedSGDClassifier
+
+    X, y = blobs(800, seed=12, spread=2.5)
+    est = BudgetedSGDClassifier(
+        budget=20, maintenance="merging", gamma=GAMMA, max_iter=2, random_state=0, verbose=verbose
+    )
+    est.set_params(verbose_interval=300).fit(X, y)
+    lines = parse(capsys.readouterr().out)
+    assert np.sum(est.support_ < 0) > 1  # merged members were made
+    assert lines[-1][3] == len(est.support_) == 20
+    est.partial_fit(X, y)
+    lines = parse(capsys.readouterr().out)
+    assert lines and lines[-1][3] == len(est.support_) == 20
