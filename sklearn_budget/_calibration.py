@@ -10,7 +10,7 @@ scores is fitted to them by maximum likelihood.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, log_expit, log_softmax
 
 # Progressive margins are kept in fixed bins, as weighted counts and sums
 # per class: memory independent of the stream's length, and additive, so the
@@ -102,3 +102,11 @@ def new_bins(n_classes):
 def fit_scale(state):
     """The probability scale fitted to the bins of ``state``."""
     return _fit_temperature(state["cal_counts"], state["cal_sums"], state["cal_n"])
+
+
+def log_probabilities(z, binary):
+    """Log-probabilities of scaled scores ``z``: ``log sigmoid`` of the single
+    score of two classes (shape (n,)), ``log softmax`` otherwise (shape (n, C))."""
+    if binary:
+        return np.column_stack([log_expit(-z), log_expit(z)])
+    return log_softmax(z, axis=1)

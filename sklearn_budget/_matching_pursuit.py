@@ -9,7 +9,6 @@ from time import perf_counter
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import solve_triangular
-from scipy.special import log_expit, log_softmax
 from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state, gen_batches
@@ -23,7 +22,7 @@ from ._base import (
     _check_targets,
     _KernelClassifierMixin,
 )
-from ._calibration import fit_scale, new_bins, record_margins
+from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
 from ._kernels import (
     KERNELS,
     Kernel,
@@ -725,9 +724,7 @@ class KernelMatchingPursuit(
         """
         check_is_fitted(self)
         scores = self.proba_scale_ * self.decision_function(X)
-        if len(self.classes_) == 2:
-            return np.column_stack([log_expit(-scores), log_expit(scores)])
-        return log_softmax(scores, axis=1)
+        return log_probabilities(scores, len(self.classes_) == 2)
 
 
 def _loo_scale(Y, y_ind, w, R, leverage):

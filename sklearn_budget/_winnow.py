@@ -9,7 +9,6 @@ from time import perf_counter
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import log_expit, log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
@@ -25,7 +24,7 @@ from ._base import (
     _partial_fit_classes,
     _shuffle_rng,
 )
-from ._calibration import fit_scale, new_bins, record_margins
+from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
 from ._progress import _Progress
 
 # Rows whose bias column and norms are built at once.
@@ -1006,9 +1005,8 @@ class Winnow(ClassifierMixin, BaseEstimator):
             top = np.max(log_size, axis=1, keepdims=True)
             log_size -= np.where(top > _LOG_SCORE_CAP, top - _LOG_SCORE_CAP, 0.0)
             z = zsign * np.exp(log_size)
-        if len(self.classes_) == 2:
-            return np.column_stack([log_expit(-z[:, 0]), log_expit(z[:, 0])])
-        return log_softmax(z, axis=1)
+        binary = len(self.classes_) == 2
+        return log_probabilities(z[:, 0] if binary else z, binary)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
