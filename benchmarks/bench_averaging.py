@@ -140,8 +140,14 @@ def main(argv=None):
                     flush=True,
                 )
                 results.append(
-                    {"data": name, "estimator": est_name, "budget": B, "last": last,
-                     "exact": exact, "bounded": bounded}
+                    {
+                        "data": name,
+                        "estimator": est_name,
+                        "budget": B,
+                        "last": last,
+                        "exact": exact,
+                        "bounded": bounded,
+                    }
                 )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))

@@ -8,8 +8,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._online_fast import ForgetronRule
 from ._base import REMOVAL_AVERAGE
+from ._online_fast import ForgetronRule
 from ._perceptron import KernelPerceptron, _doc
 
 # The self-tuned Forgetron keeps the sum of the removal costs Psi below

@@ -7,8 +7,8 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval
 
-from ._online_fast import RandomizedBudgetRule
 from ._base import REMOVAL_AVERAGE
+from ._online_fast import RandomizedBudgetRule
 from ._perceptron import KernelPerceptron, _doc
 
 

@@ -13,8 +13,8 @@ import pytest
 import scipy.sparse as sp
 from _budget_references import RefBudget, RefForgetron, RefRBP
 from sklearn.metrics.pairwise import pairwise_kernels
-from test_bsgd import ReferenceBSGD, encode, stream
 from test_bsgd import KERNELS as BSGD_KERNELS
+from test_bsgd import ReferenceBSGD, encode, stream
 
 from sklearn_budget import (
     BudgetedSGDClassifier,
@@ -196,7 +196,10 @@ def test_bounded_average_close_to_exact_on_two_classes():
     X = rng.randn(5000, 4)
     y = (np.sin(2 * X[:, 0]) + X[:, 1] + 0.5 * rng.randn(5000) > 0).astype(int)
     X, y, Xt, yt = X[:3000], y[:3000], X[3000:], y[3000:]
-    for make in (lambda av: Forgetron(100, average=av), lambda av: RandomizedBudgetPerceptron(100, average=av)):
+    for make in (
+        lambda av: Forgetron(100, average=av),
+        lambda av: RandomizedBudgetPerceptron(100, average=av),
+    ):
         exact = make("exact").set_params(gamma=GAMMA, random_state=0).fit(X, y)
         bounded = make(True).set_params(gamma=GAMMA, random_state=0).fit(X, y)
         assert len(bounded.support_) <= 100 < len(exact.support_)
@@ -210,7 +213,9 @@ def test_pool_inverse_stays_accurate_on_ill_conditioned_streams(gamma):
     # long stream: the inverse Gram matrix of the pool stays the inverse.
     rng = np.random.RandomState(0)
     base = rng.randn(40, 3)
-    X = np.vstack([base[rng.randint(40, size=6000)] + 1e-9 * rng.randn(6000, 3), rng.randn(2000, 3)])
+    X = np.vstack(
+        [base[rng.randint(40, size=6000)] + 1e-9 * rng.randn(6000, 3), rng.randn(2000, 3)]
+    )
     y = (X[:, 0] + 0.3 * rng.randn(len(X)) > 0).astype(int)
     est = Forgetron(25, gamma=gamma, average=True, random_state=0).partial_fit(X, y, classes=[0, 1])
     state = est._state
