@@ -31,10 +31,10 @@ stream.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import copy
 import os
 import sys
 import warnings
+import weakref
 from abc import abstractmethod
 from contextlib import nullcontext
 from numbers import Integral, Real
@@ -69,7 +69,7 @@ from ._kernels import (
     resolve_gamma,
     single_blas_thread,
 )
-from ._online_fast import KERNEL_CODES, Engine
+from ._online_fast import KERNEL_CODES, Engine, kernel_block
 from ._progress import _Progress
 
 # The API page of each estimator, linked from its HTML representation
@@ -103,6 +103,20 @@ _BLOCKED_NS_PER_CALL = 1_000_000.0
 # Largest block product run on BLAS threads: smaller ones are faster on one
 # thread than on threads that compete with other work on a busy machine.
 _SINGLE_THREAD_FLOPS = 5e7
+
+
+# What the estimators derive from their state, kept beside them rather than
+# in their ``__dict__``: the fitted attributes (computed on first access after
+# a call that changed the state, see ``_fitted_attribute``), the parameter
+# values last validated, and the undo record of the call in progress. Their
+# ``__dict__`` then holds the state alone, whatever was read from it.
+_PUBLISHED = weakref.WeakKeyDictionary()
+_VALIDATED = weakref.WeakKeyDictionary()
+_UNDO = weakref.WeakKeyDictionary()
+
+# State arrays that only Python code changes, after the compiled rounds of a
+# block: a call copies them for its undo record only if it changes them.
+_LAZY_UNDO_PREFIXES = ("pool_", "cal_")
 
 
 def _direct_pays(n_members, n_rows, n_features):
@@ -252,9 +266,6 @@ def _regrow(a, axes, new):
 # member the stream ever had: for research, it grows with the stream).
 REMOVAL_AVERAGE = ["boolean", StrOptions({"exact"})]
 
-# Fitted attributes of the voted conversion (average='vote').
-_VOTE_ATTRIBUTES = ("vote_index_", "vote_dual_coef_", "vote_counts_")
-
 
 def _conversion(average):
     """The online-to-batch conversion named by ``average``.
@@ -289,6 +300,16 @@ def _check_rows(estimator, X, reset, nonneg):
         name = type(estimator).__name__
         check_non_negative(X, f"{name} with kernel={estimator.kernel!r}")
     return X
+
+
+def _fitted_property(name):
+    """A fitted attribute derived from the state on first access after a change."""
+
+    def get(self):
+        return self._fitted_attribute(name)
+
+    get.__name__ = name
+    return property(get)
 
 
 class _KernelClassifierMixin:
@@ -396,6 +417,18 @@ class BaseKernelOnlineClassifier(
     #: Parameters fixed for the whole of a stream: they shape its function
     #: space or its state, so a stream cannot go on once they change.
     _stream_params = ("kernel", "gamma", "degree", "coef0", "kernel_params", "average")
+
+    # The fitted attributes that the state determines are derived from it
+    # when first read after a call that changed it, not by every call: with
+    # the bounded average that costs O(budget^3), and a stream of one-row
+    # calls would pay it per row. Reading them does not change ``__dict__``.
+    support_ = _fitted_property("support_")
+    support_vectors_ = _fitted_property("support_vectors_")
+    dual_coef_ = _fitted_property("dual_coef_")
+    proba_scale_ = _fitted_property("proba_scale_")
+    vote_index_ = _fitted_property("vote_index_")
+    vote_dual_coef_ = _fitted_property("vote_dual_coef_")
+    vote_counts_ = _fitted_property("vote_counts_")
 
     @abstractmethod
     def __init__(
@@ -613,7 +646,12 @@ class BaseKernelOnlineClassifier(
                 # Overflow shows as non-finite scores, reported by the loop.
                 with single_blas_thread() if small else nullcontext(), np.errstate(all="ignore"):
                     Kc = np.ascontiguousarray(kernel(Xb, Z), dtype=np.float64)
+                if self._dense and self._kernel_code is not None and not np.isfinite(Kc).all():
+                    # Huge rows: the values of the direct path, by differences.
+                    Kc = self._kernel_matrix(Xb, Z)
             engine.set_block(y[sl], w[sl], diag, index[sl], Kc=Kc, Xb=Xb if self._dense else None)
+            if type(self)._block_start is not BaseKernelOnlineClassifier._block_start:
+                self._before_change("_rng")  # the rule's own draws, if any
             self._block_start(rule, Xb, y[sl], Z, Kc)
             engine.play(rule, 0, b)
             if engine.bad_row >= 0:
@@ -627,12 +665,14 @@ class BaseKernelOnlineClassifier(
                 rounds = np.arange(t_end - b + 1, t_end + 1, dtype=np.float64)
                 yb = y[sl]
                 cls = (yb > 0).astype(np.intp) if self._binary else yb.astype(np.intp)
+                self._before_change("cal_")
                 self._record_margins(engine.margins(b), cls, w[sl], rounds)
             retired = engine.retired()
             if retired is not None:
                 ridx, racc, rX, rcol = retired
                 rX = rX if self._dense else Z[rcol]
                 if self._bounded_pool:
+                    self._before_change("pool_")
                     self._pool_X = fold(
                         self._state,
                         self._pool_X,
@@ -672,19 +712,49 @@ class BaseKernelOnlineClassifier(
 
     def _snapshot(self, deep):
         """What :meth:`_restore` needs to undo a call (``deep``: the call may
-        change the state arrays in place)."""
+        change the state arrays in place).
+
+        The arrays that the compiled rounds change are copied; those that
+        only Python code changes after the rounds (the pool of the bounded
+        average, the bins of the probabilities) are copied by
+        :meth:`_before_change` only when a call is about to change them.
+        The random generator keeps its identity: its state is rewound.
+        """
         snap = dict(vars(self))
         if deep and "_state" in snap:
-            snap["_state"] = {name: a.copy() for name, a in self._state.items()}
+            snap["_state"] = {
+                name: a if name.startswith(_LAZY_UNDO_PREFIXES) else a.copy()
+                for name, a in self._state.items()
+            }
             snap["_member_axes"] = dict(self._member_axes)
             for name in ("_retired_sv", "_retired_idx", "_retired_acc"):
                 snap[name] = list(snap[name])
-            snap["_rng"] = copy.deepcopy(self._rng)
+            snap["_lazy"] = set()
         return snap
 
+    def _before_change(self, prefix):
+        """Copy the arrays named ``prefix*`` into the undo record of the call
+        (``"_rng"``: the state of the random generator, which costs tens of
+        microseconds to read, so is saved only by calls that draw)."""
+        snap = _UNDO.get(self)
+        if snap is None or "_lazy" not in snap or prefix in snap["_lazy"]:
+            return
+        if prefix == "_rng":
+            snap["_rng_state"] = self._rng.get_state()
+            snap["_lazy"].add(prefix)
+            return
+        for name, a in snap["_state"].items():
+            if name.startswith(prefix) and a is self._state.get(name):
+                snap["_state"][name] = a.copy()
+        snap["_lazy"].add(prefix)
+
     def _restore(self, snap):
+        rng_state = snap.pop("_rng_state", None)
+        snap.pop("_lazy", None)
         vars(self).clear()
         vars(self).update(snap)
+        if rng_state is not None:
+            self._rng.set_state(rng_state)
 
     def _atomic(self, method, deep, *args):
         """Run ``method``; if it fails or is interrupted, undo everything it did.
@@ -692,12 +762,28 @@ class BaseKernelOnlineClassifier(
         A call on a fitted model leaves it exactly as it was (the same stream
         can go on); a failed first call leaves the estimator unfitted.
         """
-        snap = self._snapshot(deep)
+        published = _PUBLISHED.pop(self, None)
+        snap = _UNDO[self] = self._snapshot(deep)
         try:
             return method(*args)
         except BaseException:
             self._restore(snap)
+            if published is not None:
+                _PUBLISHED[self] = published
             raise
+        finally:
+            _UNDO.pop(self, None)
+
+    def _validate_params(self):
+        # A stream validates its parameters on every call (see
+        # _partial_fit_classes): skip the values already found valid (the
+        # same objects; a dict changed in place is still a dict).
+        values = tuple(getattr(self, name) for name in self._parameter_constraints)
+        last = _VALIDATED.get(self)
+        if last is not None and all(a is b for a, b in zip(values, last)):
+            return
+        super()._validate_params()
+        _VALIDATED[self] = values
 
     # ------------------------------------------------------------------
     # Validation and the public API
@@ -885,10 +971,9 @@ class BaseKernelOnlineClassifier(
                 flush=True,
             )
         self._n_seen += X.shape[0]
-        self._publish()
+        self.n_mistakes_ = int(self._state["counters"][2])
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Play the rows of ``(X, y)`` as the next rounds of the stream.
 
@@ -917,7 +1002,86 @@ class BaseKernelOnlineClassifier(
         self : object
             The updated estimator.
         """
+        lean = self._lean_fit_input(X, y, classes, sample_weight)
+        if lean is not None:
+            return self._atomic(self._partial_fit_lean, True, X, *lean)
+        return self._partial_fit_checked(X, y, classes, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_checked(self, X, y, classes, sample_weight):
         return self._atomic(self._partial_fit, True, X, y, classes, sample_weight)
+
+    def _lean_rows(self, X):
+        """``X`` itself if validation would return it unchanged, else None.
+
+        What a few cheap tests prove for a fitted stream: a C-contiguous
+        float64 array of the fitted width, finite, where no feature names
+        are expected and the kernel takes any real input. Anything else
+        goes through ``validate_data`` and its messages.
+        """
+        if (
+            type(X) is np.ndarray
+            and X.dtype == np.float64
+            and X.ndim == 2
+            and X.flags.c_contiguous
+            and X.shape[0] > 0
+            and "_state" in vars(self)
+            and X.shape[1] == self.n_features_in_
+            and "feature_names_in_" not in vars(self)
+            and self._dense
+            and self._kernel_code is not None
+            and self.kernel not in ("chi2", "additive_chi2")
+            and np.isfinite(X).all()
+        ):
+            return X
+        return None
+
+    def _lean_fit_input(self, X, y, classes, sample_weight):
+        """``(y_enc, w)`` of a ``partial_fit`` call whose input needs no conversion.
+
+        None when any of ``X``, ``y``, ``classes`` and ``sample_weight`` is
+        not already in the form that validation would give (then the full
+        validation runs, and raises where it must). The labels must be an
+        array of known classes of the same kind as ``classes_``.
+        """
+        if sample_weight is not None or self._lean_rows(X) is None:
+            return None
+        classes_ = self.classes_
+        if classes is not None and not (
+            type(classes) is np.ndarray and np.array_equal(classes, classes_)
+        ):
+            return None
+        if type(y) is not np.ndarray or y.shape != (X.shape[0],):
+            return None
+        kinds = (y.dtype.kind, classes_.dtype.kind)
+        if not (kinds[0] in "iu" and kinds[1] in "iu" or kinds[0] == kinds[1] and kinds[0] in "bU"):
+            return None
+        y_enc = np.searchsorted(classes_, y)
+        if y_enc.max() >= len(classes_) or not (classes_[y_enc] == y).all():
+            return None  # an unseen class: the full validation says so
+        if self.class_weight is None:
+            w = np.ones(X.shape[0])
+        elif isinstance(self.class_weight, dict):
+            w = self._class_weights(classes_, y)[y_enc]
+            if not np.any(w > 0):
+                return None
+        else:
+            return None
+        if len(classes_) == 2:
+            y_enc = 2.0 * y_enc - 1.0
+        return y_enc, w
+
+    def _partial_fit_lean(self, X, y_enc, w):
+        """:meth:`_partial_fit` for input that :meth:`_lean_fit_input` accepted."""
+        self._validate_params()
+        self._check_stream_continues()
+        index = self._n_seen + np.arange(X.shape[0])
+        progress = _Progress(self, self.verbose_interval) if self.verbose else None
+        self._play(*self._keep_weighted(X, y_enc, w, index), on_block=progress)
+        self._n_seen += X.shape[0]
+        self.n_iter_ = 1
+        self.n_mistakes_ = int(self._state["counters"][2])
+        return self
 
     def _partial_fit(self, X, y, classes, sample_weight):
         if self.class_weight == "balanced":
@@ -941,11 +1105,25 @@ class BaseKernelOnlineClassifier(
         self._play(*self._keep_weighted(X, y_enc, w, index), on_block=progress)
         self._n_seen += X.shape[0]
         self.n_iter_ = 1
-        self._publish()
+        self.n_mistakes_ = int(self._state["counters"][2])
         return self
 
+    def _fitted_attribute(self, name):
+        """The fitted attribute ``name``, derived from the state and cached."""
+        if "_state" not in vars(self) or (name.startswith("vote_") and self._conversion != "vote"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        cache = _PUBLISHED.get(self)
+        if cache is None:
+            cache = _PUBLISHED[self] = {}
+        if name not in cache:
+            if name == "proba_scale_":
+                cache[name] = fit_scale(self._state)
+            else:
+                cache.update(self._publish())
+        return cache[name]
+
     def _publish(self):
-        """Set the public attributes from the internal state."""
+        """The fitted attributes that the state determines, as a dict."""
         n, t, state = self._n, self._t, self._state
         wscale, clock = state["scale"]
         sv, idx, coef = self._sv, state["idx"][:n], state["alpha"][:n].T
@@ -981,31 +1159,31 @@ class BaseKernelOnlineClassifier(
         # several times (later epochs of fit) has its coefficients summed.
         # Members that are not rows of the stream (index -1) come last.
         rows, new = np.flatnonzero(idx >= 0), np.flatnonzero(idx < 0)
-        uidx, first, inverse = np.unique(idx[rows], return_index=True, return_inverse=True)
-        if uidx.size != rows.size:
+        order = np.argsort(idx[rows], kind="stable")
+        uidx = idx[rows][order]
+        if uidx.size < 2 or (uidx[1:] != uidx[:-1]).all():
+            # Every row entered once (always so within partial_fit): no merge.
+            first, inverse = order, np.empty_like(order)
+            inverse[order] = np.arange(order.size)
+            coef_rows = coef[:, rows[order]]
+        else:
+            uidx, first, inverse = np.unique(idx[rows], return_index=True, return_inverse=True)
             merged = np.zeros((coef.shape[0], uidx.size))
             np.add.at(merged.T, inverse.ravel(), coef[:, rows].T)
             coef_rows = merged
-        else:
-            coef_rows = coef[:, rows[np.argsort(idx[rows], kind="stable")]]
         keep = np.concatenate([rows[first], new])
-        self.support_ = np.concatenate([uidx, idx[new]])
+        out = {"support_": np.concatenate([uidx, idx[new]])}
         if self._conversion == "vote":
             # The column of each member among the support vectors.
             column = np.empty(idx.size, dtype=np.intp)
             column[rows] = inverse.ravel()
             column[new] = uidx.size + np.arange(new.size)
-            self._publish_vote(column, coef)
-        else:
-            for name in _VOTE_ATTRIBUTES:
-                vars(self).pop(name, None)
+            out.update(self._publish_vote(column, coef))
         coef = np.hstack([coef_rows, coef[:, new]])
-        self.support_vectors_ = sv[keep]
-        if not sp.issparse(self.support_vectors_):
-            self.support_vectors_ = np.ascontiguousarray(self.support_vectors_)
-        self.dual_coef_ = np.ascontiguousarray(coef)
-        self.n_mistakes_ = int(state["counters"][2])
-        self.proba_scale_ = fit_scale(state)
+        sv = sv[keep]
+        out["support_vectors_"] = sv if sp.issparse(sv) else np.ascontiguousarray(sv)
+        out["dual_coef_"] = np.ascontiguousarray(coef)
+        return out
 
     def _publish_vote(self, column, coef):
         """The hypotheses played and their counts, for ``average='vote'``.
@@ -1018,9 +1196,11 @@ class BaseKernelOnlineClassifier(
         hypothesis still predicted: the counts are the differences of the
         rounds of consecutive updates, one number per hypothesis.
         """
-        self.vote_index_ = column
-        self.vote_dual_coef_ = np.ascontiguousarray(coef)
-        self.vote_counts_ = np.diff(self._state["born"][: self._n], prepend=0, append=self._t)
+        return {
+            "vote_index_": column,
+            "vote_dual_coef_": np.ascontiguousarray(coef),
+            "vote_counts_": np.diff(self._state["born"][: self._n], prepend=0, append=self._t),
+        }
 
     def _stack(self, parts):
         if self._dense:
@@ -1051,13 +1231,65 @@ class BaseKernelOnlineClassifier(
             ``f(x)`` for two classes (positive means ``classes_[1]``), one
             column per class otherwise.
         """
-        check_is_fitted(self)
+        if "_state" not in vars(self):
+            check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         if self._conversion == "vote":
             votes = self._votes(X) / max(self.vote_counts_.sum(), 1)
             return votes[:, 1] - votes[:, 0] if self._binary else votes
-        scores = self._kernel.expansion(X, self.support_vectors_, self.dual_coef_)
+        scores = self._expansion(X, self.support_vectors_, self.dual_coef_)
         return scores[:, 0] if self._binary else scores
+
+    def _validate_X(self, X, reset):
+        if not reset and self._lean_rows(X) is not None:
+            return X
+        return super()._validate_X(X, reset)
+
+    def _kernel_matrix(self, X, Z):
+        """``K(X, Z)``, computed as the rounds compute it where that pays.
+
+        For a compiled kernel on dense rows, the values come from the
+        differences of the rows (as in the direct path of the rounds) when
+        that is cheaper than one ``pairwise_kernels`` call (few rows, low
+        dimension), or when the blocked formula overflows: the rbf
+        expansion ``||x||^2 + ||z||^2 - 2 x.z`` gives ``inf - inf`` for a
+        huge member that the rounds, and so the model, handle.
+        """
+        code = self._kernel_code
+        if code is None or sp.issparse(X) or sp.issparse(Z) or not (X.shape[0] and Z.shape[0]):
+            return self._kernel(X, Z)
+        if not _direct_pays(Z.shape[0], X.shape[0], X.shape[1]):
+            with np.errstate(all="ignore"):  # overflow: recomputed below
+                K = self._kernel(X, Z)
+            if np.isfinite(K).all():
+                return K
+        kernel = self._kernel
+        return kernel_block(
+            np.ascontiguousarray(X, dtype=np.float64),
+            np.ascontiguousarray(Z, dtype=np.float64),
+            code,
+            float(kernel.gamma),
+            float(kernel.degree),
+            float(kernel.coef0),
+        )
+
+    def _expansion(self, X, support_vectors, coef):
+        """Scores ``K(X, support_vectors) @ coef.T``, in blocks of rows (see
+        :meth:`_kernel_matrix`); raises ValueError if they overflow."""
+        if self._kernel_code is None or sp.issparse(X):
+            return self._kernel.expansion(X, support_vectors, coef)
+        n = X.shape[0]
+        chunk = n
+        if n * max(1, coef.shape[1]) > 65536:
+            chunk = get_chunk_n_rows(row_bytes=8 * max(1, coef.shape[1]), max_n_rows=n)
+        scores = np.empty((n, coef.shape[0]))
+        with np.errstate(all="ignore"):  # overflow is reported below
+            for start in range(0, n, max(1, chunk)):
+                sl = slice(start, start + max(1, chunk))
+                scores[sl] = self._kernel_matrix(X[sl], support_vectors) @ coef.T
+        if not np.isfinite(scores).all():
+            raise _nonfinite_scores(X)
+        return scores
 
     def _votes(self, X):
         """Rounds whose hypothesis votes for each class, shape (n_samples, n_classes).
@@ -1082,7 +1314,7 @@ class BaseKernelOnlineClassifier(
         chunk = get_chunk_n_rows(row_bytes=row_bytes, max_n_rows=X.shape[0])
         for sl in gen_batches(X.shape[0], max(1, chunk)):
             with np.errstate(all="ignore"):  # overflow is reported below
-                K = self._kernel(X[sl], self.support_vectors_)[:, self.vote_index_]
+                K = self._kernel_matrix(X[sl], self.support_vectors_)[:, self.vote_index_]
                 # F[c][:, k] is f_{k+1, c}(x): prefix sums over the updates.
                 F = [np.cumsum(K * coef[c], axis=1) for c in range(R)]
             # A prefix sum that overflows stays infinite or NaN to the end.
@@ -1155,7 +1387,8 @@ class BaseKernelOnlineClassifier(
         log_proba : ndarray of shape (n_samples, n_classes)
             Log-probability of each class, in the order of ``classes_``.
         """
-        check_is_fitted(self)
+        if "_state" not in vars(self):
+            check_is_fitted(self)
         if self._conversion == "vote":
             votes = self._votes(self._validate_X(X, reset=False))
             # The abstentions are shared equally, then each class gets one

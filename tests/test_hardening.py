@@ -372,3 +372,123 @@ def test_a_dataframe_with_a_date_column_is_refused():
     df["when"] = pd.Timestamp("2026-01-01") + pd.to_timedelta(np.arange(len(y)), unit="D")
     with pytest.raises(TypeError, match="datetime64 or timedelta64"):
         make("KernelPerceptron").fit(df, y)
+
+
+# ----------------------------------------------------------------------
+# 6. The same promises on one-row calls (the lean path of small calls)
+# ----------------------------------------------------------------------
+def _stream_of_rows(name, n=40):
+    X, y = data(n)
+    est = make(name).partial_fit(X[:20], y[:20], classes=[0, 1])
+    for i in range(20, n):
+        est.partial_fit(X[i : i + 1], y[i : i + 1])
+    return est, X, y
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_bad_one_row_calls_are_refused_and_change_nothing(name):
+    est, X, y = _stream_of_rows(name)
+    before, row = state(est), X[:1].copy()
+    bad = [
+        (np.array([[np.nan, 0.0, 0.0]]), y[:1], "NaN"),
+        (np.array([[np.inf, 0.0, 0.0]]), y[:1], "infinity"),
+        (X[:1, :2].copy(), y[:1], "features"),
+        (np.array([["a", "b", "c"]], dtype=object), y[:1], "convert|could not"),
+        (row, np.array([7]), "not in classes"),
+        (row, np.array([0.5]), "Unknown label type"),
+        (row, np.array([0, 1]), "inconsistent numbers of samples"),
+        (row, y[:1], "classes="),  # classes that differ from the stream's
+    ]
+    for Xb, yb, message in bad:
+        classes = [0, 2] if message == "classes=" else None
+        with pytest.raises(ValueError, match=message):
+            est.partial_fit(Xb, yb, classes=classes)
+        assert state(est) == before
+    for Xb, _, message in bad[:4]:
+        for method in (est.predict, est.decision_function, est.predict_proba):
+            with pytest.raises(ValueError, match=message):
+                method(Xb)
+    assert state(est) == before
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_one_row_calls_take_any_layout_and_dtype_unchanged(name):
+    X, y = data(40)
+    reference, _, _ = _stream_of_rows(name)
+    wide = np.asfortranarray(np.repeat(X, 2, axis=1))  # every other column: strided rows
+    readonly = X.copy()
+    readonly.flags.writeable = False
+    formats = {
+        "float32": lambda i: X[i : i + 1].astype(np.float32),
+        "int-valued object": lambda i: X[i : i + 1].astype(object),
+        "list": lambda i: X[i : i + 1].tolist(),
+        "strided": lambda i: wide[i : i + 1, ::2],
+        "read-only": lambda i: readonly[i : i + 1],
+    }
+    if name != "BudgetedSGDClassifier":
+        formats["csr"] = lambda i: sp.csr_matrix(X[i : i + 1])
+    for fmt, row in formats.items():
+        est = make(name).partial_fit(X[:20], y[:20], classes=[0, 1])
+        rows = [row(i) for i in range(20, 40)]
+        copies = [pickle.dumps(r) if not sp.issparse(r) else r.toarray().tobytes() for r in rows]
+        for i, r in zip(range(20, 40), rows):
+            est.partial_fit(r, y[i : i + 1])
+            est.decision_function(r)
+        after = [pickle.dumps(r) if not sp.issparse(r) else r.toarray().tobytes() for r in rows]
+        assert after == copies, fmt
+        if fmt == "float32":
+            continue  # rounded rows: another stream
+        np.testing.assert_array_equal(est.support_, reference.support_, err_msg=fmt)
+        np.testing.assert_allclose(
+            est.dual_coef_, reference.dual_coef_, rtol=1e-12, atol=1e-12, err_msg=fmt
+        )
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_one_row_calls_keep_feature_names(name):
+    pd = pytest.importorskip("pandas")
+    X, y = data(30)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    est = make(name).partial_fit(frame.iloc[:20], y[:20], classes=[0, 1])
+    est.partial_fit(frame.iloc[20:21], y[20:21])
+    with pytest.warns(UserWarning, match="feature names"):
+        est.partial_fit(X[21:22], y[21:22])
+    with pytest.warns(UserWarning, match="feature names"):
+        est.predict(X[21:22])
+    with pytest.raises(ValueError, match="feature names"):
+        est.predict(frame.iloc[:1, ::-1])
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_an_interrupted_one_row_call_changes_nothing(name, monkeypatch):
+    est, X, y = _stream_of_rows(name)
+    est.partial_fit(X[:1], 1 - y[:1])
+    before, pred = state(est), est.decision_function(X)
+    Interrupt(monkeypatch, after=0)
+    for i in range(5):
+        with pytest.raises(KeyboardInterrupt):
+            est.partial_fit(X[i : i + 1], 1 - y[i : i + 1])
+        assert state(est) == before
+    monkeypatch.undo()
+    np.testing.assert_array_equal(est.decision_function(X), pred)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian", "linear"])
+@pytest.mark.parametrize("name", ALL)
+def test_a_huge_row_is_refused_or_predicted_as_it_was_learnt(name, kernel):
+    # The blocked kernel formula of rbf gives inf - inf for a row of 1e308;
+    # training (by differences) and prediction must agree about such a row.
+    est, X, y = _stream_of_rows(name)
+    est = make(name, kernel=kernel).partial_fit(X, y, classes=[0, 1])
+    huge = np.full((1, 3), 1e308)
+    before = state(est)
+    try:
+        for label in (0, 1, 0):
+            est.partial_fit(huge, [label])
+    except ValueError as exc:
+        assert "overflow" in str(exc) or "Non-finite" in str(exc)
+        assert state(est) == before
+        return
+    scores = est.decision_function(np.vstack([X, X]))  # the blocked path too
+    assert np.isfinite(scores).all()
+    np.testing.assert_allclose(est.decision_function(X[:1]), scores[:1], rtol=1e-9, atol=1e-12)

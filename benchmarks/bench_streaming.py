@@ -1,0 +1,225 @@
+"""One event at a time: the cost of a one-row call, against scikit-learn and river.
+
+A stream of events (20 features, two classes, a nonlinear boundary) is
+played row by row: after a warm-up of ``--warmup`` rows (so that every
+budget of ``--budget`` members is full), each estimator takes ``--calls``
+one-row calls of ``partial_fit``, then of ``predict``, ``decision_function``
+and ``predict_proba``, on the rows that follow, timed call by call; the
+table gives the median per call and its ratio to ``SGDClassifier``
+(``loss='log_loss'``, so that it has ``predict_proba``) measured in the same
+run. The second table does the same for the river classifiers of
+:mod:`sklearn_budget.river` (``learn_one``, ``predict_one``,
+``predict_proba_one`` on dict events) against river's own learners, ratios
+to river's ``linear_model.Perceptron``. Finally, a profile of one-row
+``partial_fit`` calls (``--profile``, Forgetron by default) and of
+``learn_one`` shows where the remaining time goes.
+
+The machine's load average is printed with the tables: on a shared
+machine, read the ratios, not the absolute times.
+
+Run from the repository root::
+
+    python benchmarks/bench_streaming.py                 # about a minute
+    python benchmarks/bench_streaming.py --quick         # seconds
+    python benchmarks/bench_streaming.py --out streaming.md
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import argparse
+import cProfile
+import io
+import os
+import platform
+import pstats
+import time
+import warnings
+
+import numpy as np
+from sklearn.linear_model import SGDClassifier
+from threadpoolctl import threadpool_limits
+
+import sklearn_budget
+
+ESTIMATORS = [
+    "KernelPerceptron",
+    "Stoptron",
+    "KernelPassiveAggressive",
+    "Projectron",
+    "ProjectronPlusPlus",
+    "Forgetron",
+    "RandomizedBudgetPerceptron",
+    "BudgetPerceptron",
+    "TighterBudgetPerceptron",
+    "BudgetedSGDClassifier",
+    "Winnow",
+]
+
+
+def make_stream(n, n_features, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, n_features)
+    y = (X[:, 0] * X[:, 1] + 0.5 * X[:, 2] + 0.3 * rng.randn(n) > 0).astype(int)
+    return X, y
+
+
+def make_estimator(name, budget, n_features):
+    if name == "SGDClassifier":
+        return SGDClassifier(loss="log_loss", random_state=0)
+    cls = getattr(sklearn_budget, name)
+    params = cls().get_params()
+    kw = {"random_state": 0}
+    if "gamma" in params:
+        kw["gamma"] = 1.0 / n_features
+    if "budget" in params:
+        kw["budget"] = budget
+    return cls(**kw)
+
+
+def per_call(fn, args_list):
+    """Median seconds of ``fn(*args)`` over the argument tuples."""
+    times = np.empty(len(args_list))
+    clock = time.perf_counter
+    for k, args in enumerate(args_list):
+        t = clock()
+        fn(*args)
+        times[k] = clock() - t
+    return float(np.median(times))
+
+
+def bench_sklearn(names, X, y, warmup, calls, budget):
+    rows = []
+    for name in ["SGDClassifier"] + names:
+        est = make_estimator(name, budget, X.shape[1])
+        est.partial_fit(X[:warmup], y[:warmup], classes=[0, 1])
+        one = [(X[i : i + 1], y[i : i + 1]) for i in range(warmup, warmup + calls)]
+        fit = per_call(est.partial_fit, one)
+        Xs = [(x,) for x, _ in one]
+        timings = {"partial_fit": fit}
+        for method in ("predict", "decision_function", "predict_proba"):
+            fn = getattr(est, method, None)
+            timings[method] = per_call(fn, Xs) if fn is not None else np.nan
+        rows.append((name, timings))
+    return rows
+
+
+def river_learners():
+    from river import linear_model, neighbors, tree
+
+    return {
+        "river Perceptron": linear_model.Perceptron(),
+        "river LogisticRegression": linear_model.LogisticRegression(),
+        "river HoeffdingTreeClassifier": tree.HoeffdingTreeClassifier(),
+        "river KNNClassifier": neighbors.KNNClassifier(),
+    }
+
+
+def bench_river(names, X, y, warmup, calls, budget):
+    import sklearn_budget.river as sbr
+
+    keys = [f"x{j}" for j in range(X.shape[1])]
+    events = [dict(zip(keys, row.tolist())) for row in X]
+    labels = [bool(v) for v in y]
+    models = dict(river_learners())
+    for name in names:
+        kw = make_estimator(name, budget, X.shape[1]).get_params()
+        models[f"sklearn_budget.river.{name}"] = getattr(sbr, name)(**kw)
+    rows = []
+    for label, model in models.items():
+        for x, t in zip(events[:warmup], labels[:warmup]):
+            model.learn_one(x, t)
+        span = range(warmup, warmup + calls)
+        timings = {"learn_one": per_call(model.learn_one, [(events[i], labels[i]) for i in span])}
+        for method in ("predict_one", "predict_proba_one"):
+            timings[method] = per_call(getattr(model, method), [(events[i],) for i in span])
+        rows.append((label, timings))
+    return rows
+
+
+def table(rows, methods, reference):
+    ref = dict(rows)[reference]
+    head = "| model | " + " | ".join(f"{m} (us) | ratio" for m in methods) + " |"
+    lines = [head, "|---|" + "---:|---:|" * len(methods)]
+    for name, timings in rows:
+        cells = []
+        for m in methods:
+            v = timings[m]
+            cells.append(f"{v * 1e6:.1f} | {v / ref[m]:.2f}" if np.isfinite(v) else "- | -")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def profile(fn, args_list, top=14):
+    prof = cProfile.Profile()
+    prof.enable()
+    for args in args_list:
+        fn(*args)
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--features", type=int, default=20)
+    parser.add_argument("--budget", type=int, default=100)
+    parser.add_argument("--warmup", type=int, default=1000)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--profile", default="Forgetron")
+    parser.add_argument("--no-river", action="store_true", help="skip the river tables")
+    parser.add_argument("--quick", action="store_true", help="few calls, a few estimators")
+    parser.add_argument("--out", help="also write the tables to this Markdown file")
+    args = parser.parse_args(argv)
+    names = ESTIMATORS
+    if args.quick:
+        args.warmup, args.calls = 300, 200
+        names = ["Forgetron", "ProjectronPlusPlus", "BudgetedSGDClassifier"]
+    X, y = make_stream(args.warmup + args.calls, args.features)
+    warnings.simplefilter("ignore", UserWarning)
+    out = []
+    with threadpool_limits(1):
+        load = os.getloadavg()
+        out.append(
+            f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+            f"{args.features} features, budget {args.budget}, {args.calls} one-row calls "
+            f"after {args.warmup} rows, median per call"
+        )
+        rows = bench_sklearn(names, X, y, args.warmup, args.calls, args.budget)
+        methods = ["partial_fit", "predict", "decision_function", "predict_proba"]
+        out += ["", table(rows, methods, "SGDClassifier")]
+        try:
+            import river  # noqa: F401
+        except ImportError:
+            args.no_river = True
+        if not args.no_river:
+            rrows = bench_river(names, X, y, args.warmup, args.calls, args.budget)
+            methods = ["learn_one", "predict_one", "predict_proba_one"]
+            out += ["", table(rrows, methods, "river Perceptron")]
+        load = os.getloadavg()
+        out.append(f"\nload average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+        print("\n".join(out), flush=True)
+        est = make_estimator(args.profile, args.budget, args.features)
+        est.partial_fit(X[: args.warmup], y[: args.warmup], classes=[0, 1])
+        span = range(args.warmup, args.warmup + args.calls)
+        text = profile(est.partial_fit, [(X[i : i + 1], y[i : i + 1]) for i in span])
+        print(f"\nProfile of one-row {args.profile}.partial_fit calls:\n{text}")
+        if not args.no_river:
+            import sklearn_budget.river as sbr
+
+            model = getattr(sbr, args.profile)(**est.get_params())
+            keys = [f"x{j}" for j in range(X.shape[1])]
+            events = [(dict(zip(keys, X[i].tolist())), bool(y[i])) for i in range(len(y))]
+            for x, t in events[: args.warmup]:
+                model.learn_one(x, t)
+            text = profile(model.learn_one, events[args.warmup :])
+            print(f"Profile of river {args.profile}.learn_one:\n{text}")
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()

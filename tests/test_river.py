@@ -1,0 +1,172 @@
+"""The river classifiers of sklearn_budget.river.
+
+River's own checks (``river.checks``) on every class, and the promise of
+the module: a stream of events gives exactly the model of the scikit-learn
+estimator fed the same rows. Skipped without river, unless
+SKLEARN_BUDGET_REQUIRE_RIVER=1 (then a missing river fails).
+"""
+
+import itertools
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from conftest import import_or_skip
+
+import sklearn_budget
+
+river = import_or_skip("river", "SKLEARN_BUDGET_REQUIRE_RIVER")
+from river import checks  # noqa: E402
+from river import datasets as river_datasets  # noqa: E402
+
+import sklearn_budget.river as sbr  # noqa: E402
+
+NAMES = sbr.__all__
+
+
+# River's memory check plays 2,000 events on each binary data set: run on
+# three of the classes, which share the engine (and its bounded state) with
+# the others, to keep the suite short.
+MEMORY_CHECKED = ("Forgetron", "Stoptron", "BudgetedSGDClassifier")
+
+
+def _checks(model):
+    """River's checks of ``model``."""
+    for check in checks.yield_checks(model):
+        if check.__name__ in model._unit_test_skips():
+            continue
+        if check.__name__ == "check_bounded_memory_growth" and (
+            type(model).__name__ not in MEMORY_CHECKED
+        ):
+            continue
+        yield check
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_river_checks(name):
+    cls = getattr(sbr, name)
+    for params in cls._unit_test_params():
+        model = cls(**params)
+        for check in _checks(model):
+            with warnings.catch_warnings():
+                # Winnow without a numeric gamma: nothing to warn about here.
+                warnings.simplefilter("ignore", UserWarning)
+                check(model.clone())
+
+
+def _stream(n=300, n_features=5, n_classes=2, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, n_features)
+    y = np.argmax(X[:, :n_classes], axis=1) if n_classes > 2 else X[:, 0] + X[:, 1] > 0
+    keys = [f"f{j}" for j in range(n_features)]
+    return X, y, [dict(zip(keys, row.tolist())) for row in X]
+
+
+def _sklearn_params(name):
+    params = dict(random_state=0)
+    if "gamma" in getattr(sklearn_budget, name)().get_params():
+        params["gamma"] = 0.5
+    if "budget" in getattr(sklearn_budget, name)().get_params():
+        params["budget"] = 15
+    return params
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_events_give_the_model_of_one_partial_fit_call(name):
+    X, y, events = _stream()
+    params = _sklearn_params(name)
+    model = getattr(sbr, name)(**params)
+    for x, label in zip(events, y):
+        model.learn_one(x, bool(label))
+    ref = getattr(sklearn_budget, name)(**params).partial_fit(X, y, classes=[False, True])
+    est = model.estimator_
+    assert state_of(est) == state_of(ref)
+    np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
+    assert [model.predict_one(x) for x in events[:20]] == ref.predict(X[:20]).tolist()
+    proba = model.predict_proba_one(events[0])
+    assert set(proba) == {False, True}
+    np.testing.assert_allclose([proba[False], proba[True]], ref.predict_proba(X[:1])[0])
+
+
+def state_of(est):
+    """The fitted attributes and the counters (bitwise)."""
+    names = ["support_", "dual_coef_", "n_mistakes_", "classes_", "coef_", "intercept_"]
+    return pickle.dumps([getattr(est, n, None) for n in names])
+
+
+@pytest.mark.parametrize("name", ["Forgetron", "ProjectronPlusPlus", "BudgetPerceptron"])
+def test_declared_classes_and_features(name):
+    X, y, events = _stream(n=200, n_classes=3)
+    labels = np.array(["a", "b", "c"])[y]
+    params = _sklearn_params(name)
+    # Columns in the declared order, whatever the order of the keys.
+    order = ("f4", "f2", "f0", "f1", "f3")
+    model = getattr(sbr, name)(classes=("c", "a", "b"), features=order, **params)
+    assert model._multiclass
+    for x, label in zip(events, labels):
+        model.learn_one(dict(reversed(list(x.items()))), str(label))
+    cols = [int(k[1]) for k in order]
+    ref = getattr(sklearn_budget, name)(**params).partial_fit(
+        X[:, cols], labels, classes=["a", "b", "c"]
+    )
+    np.testing.assert_array_equal(model.estimator_.dual_coef_, ref.dual_coef_)
+    assert model.predict_one(events[3]) == ref.predict(X[3:4, cols])[0]
+    assert set(model.predict_proba_one(events[3])) == {"a", "b", "c"}
+    with pytest.raises(ValueError, match="not one of the classes"):
+        model.learn_one(events[0], "d")
+
+
+def test_missing_features_are_zero_and_new_ones_ignored():
+    model = sbr.Forgetron(gamma=0.5, random_state=0)
+    model.learn_one({"b": 1.0, "a": 2.0}, True)
+    model.learn_one({"a": -1.0, "b": 0.5}, False)
+    assert model._columns == ("a", "b")
+    ref = sklearn_budget.Forgetron(gamma=0.5, random_state=0).partial_fit(
+        np.array([[2.0, 1.0], [-1.0, 0.5]]), [True, False], classes=[False, True]
+    )
+    x = {"a": 0.3, "z": 100.0}  # b missing (0), z not a column (ignored)
+    np.testing.assert_allclose(
+        model.predict_proba_one(x)[True], ref.predict_proba([[0.3, 0.0]])[0, 1]
+    )
+
+
+def test_bad_events_are_refused_and_leave_the_model_as_it_was():
+    model = sbr.Forgetron(gamma=0.5, random_state=0)
+    for x, y in river_datasets.Phishing().take(30):
+        model.learn_one(x, y)
+    before = pickle.dumps(model)
+    key = model._columns[0]
+    with pytest.raises(ValueError, match="NaN"):
+        model.learn_one({key: float("nan")}, True)
+    with pytest.raises(ValueError):
+        model.learn_one({key: "text"}, True)
+    with pytest.raises(ValueError, match="not one of the classes"):
+        model.learn_one({key: 1.0}, "spam")
+    assert pickle.dumps(model) == before
+
+
+def test_prediction_before_any_event():
+    model = sbr.KernelPerceptron(classes=(3, 1, 2))
+    assert model.predict_one({"a": 1.0}) == 1
+    assert model.predict_proba_one({"a": 1.0}) == {1: 1 / 3, 2: 1 / 3, 3: 1 / 3}
+    assert model.estimator_ is None
+
+
+def test_progressive_validation_runs():
+    from river import evaluate, metrics
+
+    model = sbr.Forgetron(budget=30, gamma=0.5, random_state=0)
+    stream = itertools.islice(river_datasets.Phishing(), 300)
+    metric = evaluate.progressive_val_score(stream, model, metrics.Accuracy())
+    assert metric.get() > 0.7
+
+
+def test_a_refused_first_event_fixes_nothing():
+    model = sbr.Stoptron(gamma=0.5)
+    fresh = pickle.dumps(model)
+    with pytest.raises(ValueError, match="NaN"):
+        model.learn_one({"a": float("nan"), "b": 1.0}, True)
+    assert pickle.dumps(model) == fresh
+    model.learn_one({"c": 1.0, "b": 2.0}, True)
+    assert model._columns == ("b", "c")
