@@ -79,14 +79,25 @@ def record_margins(state, margins, cls, w, rounds):
     totals of Platt's targets count rounds by their sample weight alone.
     """
     lo, hi = _CAL_LOG_RANGE
-    with np.errstate(divide="ignore"):
-        u = (np.log(np.abs(margins)) - lo) * (_CAL_HALF / (hi - lo))
-    u = np.clip(np.nan_to_num(u, neginf=0.0), 0, _CAL_HALF - 1).astype(np.intp)
+    # Margins below 1e-300 (zero included) fall in the first bin, as any
+    # below 1e-12 does: flooring them avoids log(0). Few numpy calls, so that
+    # a call of one row is cheap.
+    size = np.maximum(np.abs(margins), 1e-300)
+    u = (np.log(size) - lo) * (_CAL_HALF / (hi - lo))
+    u = np.minimum(np.maximum(u, 0.0), _CAL_HALF - 1).astype(np.intp)
     bins = np.where(margins >= 0, _CAL_HALF + u, _CAL_HALF - 1 - u)
-    flat, size = cls * _CAL_BINS + bins, state["cal_counts"].size
+    flat = cls * _CAL_BINS + bins
     wt = w * rounds
-    state["cal_counts"] += np.bincount(flat, wt, size).reshape(-1, _CAL_BINS)
-    state["cal_sums"] += np.bincount(flat, wt * margins, size).reshape(-1, _CAL_BINS)
+    # Only the bins the rounds fall in are added to (a call of one row costs
+    # as little as one of a block); each bin's total is summed in the order
+    # of the rounds, as a bincount over all the bins sums it.
+    if flat.size == 1:
+        used, where = flat, np.zeros(1, dtype=np.intp)
+    else:
+        used, where = np.unique(flat, return_inverse=True)
+    counts, sums = state["cal_counts"].reshape(-1), state["cal_sums"].reshape(-1)
+    counts[used] += np.bincount(where, wt, used.size)
+    sums[used] += np.bincount(where, wt * margins, used.size)
     state["cal_n"] += np.bincount(cls, w, len(state["cal_n"]))
 
 
