@@ -664,6 +664,7 @@ def test_log_loss_is_near_that_of_calibrated_classifier_cv(data_home):
 
 def test_sample_weight_is_routed_in_a_pipeline():
     from sklearn import config_context as config
+    from sklearn.metrics import accuracy_score, make_scorer
     from sklearn.model_selection import cross_validate
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -678,7 +679,10 @@ def test_sample_weight_is_routed_in_a_pipeline():
             .set_score_request(sample_weight=True),
         )
         routed = pipe.fit(X, y, sample_weight=w)[-1]
-        scores = cross_validate(pipe, X, y, cv=3, params={"sample_weight": w})
+        # An explicit weighted scorer: scikit-learn 1.6 does not route the
+        # weights of the default scorer through the pipeline's score.
+        scorer = make_scorer(accuracy_score).set_score_request(sample_weight=True)
+        scores = cross_validate(pipe, X, y, cv=3, scoring=scorer, params={"sample_weight": w})
     direct = KernelMatchingPursuit(8).fit(StandardScaler().fit_transform(X), y, sample_weight=w)
     np.testing.assert_array_equal(routed.dual_coef_, direct.dual_coef_)
     unweighted = KernelMatchingPursuit(8).fit(StandardScaler().fit_transform(X), y)
