@@ -261,6 +261,10 @@ def _regrow(a, axes, new):
     return out
 
 
+# Named kernels that are not positive semi-definite: no feature space in
+# which the average within the budget could be projected.
+_INDEFINITE_KERNELS = ("sigmoid", "additive_chi2")
+
 # ``average`` of the rules that remove members: False, True (the average
 # kept within the budget) or 'exact' (the exact average, which keeps every
 # member the stream ever had: for research, it grows with the stream).
@@ -519,6 +523,21 @@ class BaseKernelOnlineClassifier(
 
     def _reset(self, X, from_partial_fit=False):
         """Start a new stream: empty support set, counters at zero."""
+        if (
+            self.average is True
+            and self._removes_members
+            and isinstance(self.kernel, str)
+            and self.kernel in _INDEFINITE_KERNELS
+        ):
+            # The pool projects in the kernel's feature space, which these
+            # kernels do not define (additive_chi2 has k(x, x) = 0: every
+            # function would be projected away).
+            raise ValueError(
+                f"average=True keeps the average within the budget by projections in "
+                f"the kernel's feature space, and kernel={self.kernel!r} is not positive "
+                "semi-definite: use average=False, or average='exact' (which grows with "
+                "the stream), or a positive semi-definite kernel such as 'rbf'."
+            )
         if self.gamma == "scale" and isinstance(self.kernel, str):
             _warn_if_scale_is_unreliable(X, from_partial_fit)
         self._kernel = Kernel(

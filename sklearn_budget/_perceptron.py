@@ -162,6 +162,9 @@ _REMOVAL_AVERAGE_NOTES = """
     split into calls. On two classes it is within a point of the exact
     average; with many classes and a small budget it loses more (USPS, 10
     classes, budget 100: about 4 points; ``benchmarks/bench_averaging.py``).
+    The projections need a positive semi-definite kernel: with
+    ``kernel='sigmoid'`` or ``'additive_chi2'``, ``average=True`` is refused
+    (use ``average=False`` or ``'exact'``).
 """
 
 _VOTE_AVERAGE_DOC = """

@@ -260,3 +260,17 @@ def test_state_does_not_grow_with_the_stream(est):
         sizes[name] = (early, _state_bytes(model))
     assert sizes["bounded"][1] == sizes["bounded"][0]
     assert sizes["exact"][1] > 1.5 * sizes["exact"][0]
+
+
+@pytest.mark.parametrize("kernel", ["sigmoid", "additive_chi2"])
+def test_indefinite_kernels_refuse_the_bounded_average(kernel):
+    # The pool projects in the kernel's feature space; these kernels have
+    # none (additive_chi2: k(x, x) = 0 would project every function away).
+    X, y = make_stream(200, 2, seed=2)
+    X = np.abs(X)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        Forgetron(10, kernel=kernel, average=True).fit(X, y)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        BudgetPerceptron(10, kernel=kernel).partial_fit(X, y, classes=[0, 1])
+    assert len(Forgetron(10, kernel=kernel, average="exact").fit(X, y).support_) > 10
+    assert len(BudgetPerceptron(10, kernel=kernel, average=False).fit(X, y).support_) <= 10
