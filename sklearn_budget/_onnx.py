@@ -362,35 +362,10 @@ def parser(scope, model, inputs, custom_parsers=None):
 
 
 def _estimators():
-    from . import (
-        BudgetedSGDClassifier,
-        BudgetPerceptron,
-        Forgetron,
-        KernelMatchingPursuit,
-        KernelPassiveAggressive,
-        KernelPerceptron,
-        Projectron,
-        ProjectronPlusPlus,
-        RandomizedBudgetPerceptron,
-        Stoptron,
-        TighterBudgetPerceptron,
-        Winnow,
-    )
+    """Every estimator class of the package (those of its ``__all__``)."""
+    import sklearn_budget
 
-    return (
-        BudgetedSGDClassifier,
-        BudgetPerceptron,
-        Forgetron,
-        KernelMatchingPursuit,
-        KernelPassiveAggressive,
-        KernelPerceptron,
-        Projectron,
-        ProjectronPlusPlus,
-        RandomizedBudgetPerceptron,
-        Stoptron,
-        TighterBudgetPerceptron,
-        Winnow,
-    )
+    return tuple(getattr(sklearn_budget, name) for name in sklearn_budget.__all__)
 
 
 def register():
