@@ -42,7 +42,6 @@ from time import perf_counter
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import log_expit, log_softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
@@ -59,7 +58,7 @@ from sklearn.utils.validation import (
 )
 
 from ._averaging import bounded_average, fold, new_pool
-from ._calibration import fit_scale, new_bins, record_margins
+from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
 from ._kernels import (
     KERNELS,
     Kernel,
@@ -1417,6 +1416,4 @@ class BaseKernelOnlineClassifier(
             abstained = total - votes.sum(axis=1, keepdims=True)
             return np.log(votes + abstained / n_classes + 1.0) - np.log(total + n_classes)
         scores = self.proba_scale_ * self.decision_function(X)
-        if self._binary:
-            return np.column_stack([log_expit(-scores), log_expit(scores)])
-        return log_softmax(scores, axis=1)
+        return log_probabilities(scores, self._binary)
