@@ -7,19 +7,28 @@ one-row calls of ``partial_fit``, then of ``predict``, ``decision_function``
 and ``predict_proba``, on the rows that follow, timed call by call; the
 table gives the median per call and its ratio to ``SGDClassifier``
 (``loss='log_loss'``, so that it has ``predict_proba``) measured in the same
-run. The second table does the same for the river classifiers of
-:mod:`sklearn_budget.river` (``learn_one``, ``predict_one``,
-``predict_proba_one`` on dict events) against river's own learners, ratios
-to river's ``linear_model.Perceptron``. Finally, a profile of one-row
-``partial_fit`` calls (``--profile``, Forgetron by default) and of
-``learn_one`` shows where the remaining time goes.
+run. Every online estimator appears with ``average=False`` (the last
+hypothesis: the compiled one-row path of ``sklearn_budget._base``), and with
+its default ``average`` where that is another. Two more columns for
+``partial_fit``: the same one-row calls through the per-call path of
+``_play`` (the compiled one-row path switched off: what a one-row call cost
+before it), and the cost of a round inside one call of ``--calls`` rows
+(what the per-call cost is to be compared with).
 
-The machine's load average is printed with the tables: on a shared
-machine, read the ratios, not the absolute times.
+The second table does the same for the river classifiers of
+:mod:`sklearn_budget.river` (``learn_one``, ``predict_one``,
+``predict_proba_one`` on dict events, ``average=False``) against river's
+``linear_model.Perceptron`` (the ratios) and ``LogisticRegression``.
+Finally, profiles of one-row ``partial_fit`` calls and of ``learn_one``
+show where the remaining time goes.
+
+The whole measurement is repeated ``--repeats`` times and each cell is the
+median of the repeats. The machine's load average is printed with the
+tables: on a shared machine, read the ratios, not the absolute times.
 
 Run from the repository root::
 
-    python benchmarks/bench_streaming.py                 # about a minute
+    python benchmarks/bench_streaming.py                 # a few minutes
     python benchmarks/bench_streaming.py --quick         # seconds
     python benchmarks/bench_streaming.py --out streaming.md
 """
@@ -35,12 +44,14 @@ import platform
 import pstats
 import time
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 from sklearn.linear_model import SGDClassifier
 from threadpoolctl import threadpool_limits
 
 import sklearn_budget
+from sklearn_budget import _base
 
 ESTIMATORS = [
     "KernelPerceptron",
@@ -56,6 +67,9 @@ ESTIMATORS = [
     "Winnow",
 ]
 
+PARTIAL_FIT = ["partial_fit", "via _play", "per round"]
+PREDICT = ["predict", "decision_function", "predict_proba"]
+
 
 def make_stream(n, n_features, seed=0):
     rng = np.random.RandomState(seed)
@@ -64,7 +78,7 @@ def make_stream(n, n_features, seed=0):
     return X, y
 
 
-def make_estimator(name, budget, n_features):
+def make_estimator(name, budget, n_features, average=None):
     if name == "SGDClassifier":
         return SGDClassifier(loss="log_loss", random_state=0)
     cls = getattr(sklearn_budget, name)
@@ -74,7 +88,20 @@ def make_estimator(name, budget, n_features):
         kw["gamma"] = 1.0 / n_features
     if "budget" in params:
         kw["budget"] = budget
+    if average is not None:
+        kw["average"] = average
     return cls(**kw)
+
+
+def configurations(names):
+    """(label, name, average) of each row: average=False, then the default if it differs."""
+    rows = []
+    for name in names:
+        default = getattr(sklearn_budget, name)().get_params()["average"]
+        rows.append((name if default is False else f"{name}(average=False)", name, False))
+        if default is not False:
+            rows.append((f"{name} (default average={default!r})", name, None))
+    return rows
 
 
 def per_call(fn, args_list):
@@ -88,30 +115,49 @@ def per_call(fn, args_list):
     return float(np.median(times))
 
 
-def bench_sklearn(names, X, y, warmup, calls, budget):
+@contextmanager
+def without_one_row_path():
+    """One-row calls through _play, as before the compiled one-row path."""
+    cls = _base.BaseKernelOnlineClassifier
+    original = cls._one_row_path
+    cls._one_row_path = lambda self: None
+    try:
+        yield
+    finally:
+        cls._one_row_path = original
+
+
+def bench_sklearn(configs, X, y, warmup, calls, budget):
     rows = []
-    for name in ["SGDClassifier"] + names:
-        est = make_estimator(name, budget, X.shape[1])
+    span = range(warmup, warmup + calls)
+    for label, name, average in [("SGDClassifier", "SGDClassifier", None)] + configs:
+        est = make_estimator(name, budget, X.shape[1], average)
         est.partial_fit(X[:warmup], y[:warmup], classes=[0, 1])
-        one = [(X[i : i + 1], y[i : i + 1]) for i in range(warmup, warmup + calls)]
-        fit = per_call(est.partial_fit, one)
+        block = make_estimator(name, budget, X.shape[1], average)
+        block.partial_fit(X[:warmup], y[:warmup], classes=[0, 1])
+        slow = make_estimator(name, budget, X.shape[1], average)
+        slow.partial_fit(X[:warmup], y[:warmup], classes=[0, 1])
+        one = [(X[i : i + 1], y[i : i + 1]) for i in span]
+        timings = {"partial_fit": per_call(est.partial_fit, one)}
+        with without_one_row_path():
+            timings["via _play"] = per_call(slow.partial_fit, one)
+        t = time.perf_counter()
+        block.partial_fit(X[warmup : warmup + calls], y[warmup : warmup + calls])
+        timings["per round"] = (time.perf_counter() - t) / calls
         Xs = [(x,) for x, _ in one]
-        timings = {"partial_fit": fit}
-        for method in ("predict", "decision_function", "predict_proba"):
+        for method in PREDICT:
             fn = getattr(est, method, None)
             timings[method] = per_call(fn, Xs) if fn is not None else np.nan
-        rows.append((name, timings))
+        rows.append((label, timings))
     return rows
 
 
 def river_learners():
-    from river import linear_model, neighbors, tree
+    from river import linear_model
 
     return {
         "river Perceptron": linear_model.Perceptron(),
         "river LogisticRegression": linear_model.LogisticRegression(),
-        "river HoeffdingTreeClassifier": tree.HoeffdingTreeClassifier(),
-        "river KNNClassifier": neighbors.KNNClassifier(),
     }
 
 
@@ -123,7 +169,7 @@ def bench_river(names, X, y, warmup, calls, budget):
     labels = [bool(v) for v in y]
     models = dict(river_learners())
     for name in names:
-        kw = make_estimator(name, budget, X.shape[1]).get_params()
+        kw = make_estimator(name, budget, X.shape[1], average=False).get_params()
         models[f"sklearn_budget.river.{name}"] = getattr(sbr, name)(**kw)
     rows = []
     for label, model in models.items():
@@ -137,7 +183,15 @@ def bench_river(names, X, y, warmup, calls, budget):
     return rows
 
 
-def table(rows, methods, reference):
+def median_of(runs):
+    """Each cell the median over the repeats."""
+    out = []
+    for k, (label, timings) in enumerate(runs[0]):
+        out.append((label, {m: float(np.median([r[k][1][m] for r in runs])) for m in timings}))
+    return out
+
+
+def table(rows, methods, reference, ratio_to=None):
     ref = dict(rows)[reference]
     head = "| model | " + " | ".join(f"{m} (us) | ratio" for m in methods) + " |"
     lines = [head, "|---|" + "---:|---:|" * len(methods)]
@@ -145,12 +199,13 @@ def table(rows, methods, reference):
         cells = []
         for m in methods:
             v = timings[m]
-            cells.append(f"{v * 1e6:.1f} | {v / ref[m]:.2f}" if np.isfinite(v) else "- | -")
+            base = ref[(ratio_to or {}).get(m, m)]
+            cells.append(f"{v * 1e6:.1f} | {v / base:.2f}" if np.isfinite(v) else "- | -")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def profile(fn, args_list, top=14):
+def profile(fn, args_list, top=12):
     prof = cProfile.Profile()
     prof.enable()
     for args in args_list:
@@ -167,17 +222,22 @@ def main(argv=None):
     parser.add_argument("--budget", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=1000)
     parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--profile", default="Forgetron")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--profile", default="Forgetron,BudgetedSGDClassifier,ProjectronPlusPlus")
     parser.add_argument("--no-river", action="store_true", help="skip the river tables")
     parser.add_argument("--quick", action="store_true", help="few calls, a few estimators")
     parser.add_argument("--out", help="also write the tables to this Markdown file")
     args = parser.parse_args(argv)
     names = ESTIMATORS
     if args.quick:
-        args.warmup, args.calls = 300, 200
+        args.warmup, args.calls, args.repeats = 300, 200, 1
         names = ["Forgetron", "ProjectronPlusPlus", "BudgetedSGDClassifier"]
     X, y = make_stream(args.warmup + args.calls, args.features)
     warnings.simplefilter("ignore", UserWarning)
+    try:
+        import river  # noqa: F401
+    except ImportError:
+        args.no_river = True
     out = []
     with threadpool_limits(1):
         load = os.getloadavg()
@@ -185,37 +245,43 @@ def main(argv=None):
             f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
             f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
             f"{args.features} features, budget {args.budget}, {args.calls} one-row calls "
-            f"after {args.warmup} rows, median per call"
+            f"after {args.warmup} rows, median per call, median of {args.repeats} runs"
         )
-        rows = bench_sklearn(names, X, y, args.warmup, args.calls, args.budget)
-        methods = ["partial_fit", "predict", "decision_function", "predict_proba"]
-        out += ["", table(rows, methods, "SGDClassifier")]
-        try:
-            import river  # noqa: F401
-        except ImportError:
-            args.no_river = True
+        configs = configurations(names)
+        runs = [
+            bench_sklearn(configs, X, y, args.warmup, args.calls, args.budget)
+            for _ in range(args.repeats)
+        ]
+        rows = median_of(runs)
+        # Ratios: partial_fit columns to SGDClassifier.partial_fit.
+        to_fit = {m: "partial_fit" for m in PARTIAL_FIT}
+        out += ["", table(rows, PARTIAL_FIT + PREDICT, "SGDClassifier", to_fit)]
         if not args.no_river:
-            rrows = bench_river(names, X, y, args.warmup, args.calls, args.budget)
+            runs = [
+                bench_river(names, X, y, args.warmup, args.calls, args.budget)
+                for _ in range(args.repeats)
+            ]
             methods = ["learn_one", "predict_one", "predict_proba_one"]
-            out += ["", table(rrows, methods, "river Perceptron")]
+            out += ["", table(median_of(runs), methods, "river Perceptron")]
         load = os.getloadavg()
         out.append(f"\nload average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
         print("\n".join(out), flush=True)
-        est = make_estimator(args.profile, args.budget, args.features)
-        est.partial_fit(X[: args.warmup], y[: args.warmup], classes=[0, 1])
         span = range(args.warmup, args.warmup + args.calls)
-        text = profile(est.partial_fit, [(X[i : i + 1], y[i : i + 1]) for i in span])
-        print(f"\nProfile of one-row {args.profile}.partial_fit calls:\n{text}")
-        if not args.no_river:
-            import sklearn_budget.river as sbr
+        keys = [f"x{j}" for j in range(X.shape[1])]
+        events = [(dict(zip(keys, X[i].tolist())), bool(y[i])) for i in range(len(y))]
+        for name in args.profile.split(","):
+            est = make_estimator(name, args.budget, args.features, average=False)
+            est.partial_fit(X[: args.warmup], y[: args.warmup], classes=[0, 1])
+            text = profile(est.partial_fit, [(X[i : i + 1], y[i : i + 1]) for i in span])
+            print(f"\nProfile of one-row {name}(average=False).partial_fit calls:\n{text}")
+            if not args.no_river:
+                import sklearn_budget.river as sbr
 
-            model = getattr(sbr, args.profile)(**est.get_params())
-            keys = [f"x{j}" for j in range(X.shape[1])]
-            events = [(dict(zip(keys, X[i].tolist())), bool(y[i])) for i in range(len(y))]
-            for x, t in events[: args.warmup]:
-                model.learn_one(x, t)
-            text = profile(model.learn_one, events[args.warmup :])
-            print(f"Profile of river {args.profile}.learn_one:\n{text}")
+                model = getattr(sbr, name)(**est.get_params())
+                for x, t in events[: args.warmup]:
+                    model.learn_one(x, t)
+                text = profile(model.learn_one, events[args.warmup :])
+                print(f"Profile of river {name}(average=False).learn_one:\n{text}")
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(out) + "\n")

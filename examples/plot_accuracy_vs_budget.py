@@ -11,12 +11,12 @@ test set. The unbounded Kernel Perceptron (averaged too) and an exact
 as horizontal lines.
 
 The Projectron++ is given a hard budget; below it, it would stop adding
-members on its own. The removal algorithms are averaged as well, so their
-averaged models may hold more than ``budget`` support vectors: the budget
-bounds the memory of the online learner, and the averages of the Forgetron
-and the RBP keep much of their accuracy at tiny budgets because they
-remember the members that were removed. The Stoptron and the Projectron++,
-which never remove a member, average on at most ``budget`` of them.
+members on its own. The removal algorithms are averaged as well, and their
+averages stay within the budget too: the members that leave the online
+learner are folded into a second expansion of at most ``budget`` members
+(see :ref:`online_to_batch`), so the averages of the Forgetron and the RBP
+keep part of what the removed members taught them. Every model drawn here
+has at most ``budget`` support vectors.
 """
 
 # Authors: The sklearn-budget developers

@@ -43,14 +43,16 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
     # The competitor norm the Projectron paper derives from the Forgetron's budget.
     U = 0.25 * np.sqrt((B + 1) / np.log(B + 1))
     estimators = {
-        "KernelPerceptron": KernelPerceptron(),
+        "KernelPerceptron": KernelPerceptron(average=False),
         "KernelPassiveAggressive (PA-I)": KernelPassiveAggressive(C=1.0),
-        f"Stoptron (B={B})": Stoptron(budget=B),
-        f"Projectron (U={U:.2f})": Projectron(eta="adaptive", U=U),
-        f"ProjectronPlusPlus (U={U:.2f})": ProjectronPlusPlus(eta="adaptive", U=U),
-        f"Forgetron (B={B})": Forgetron(budget=B),
+        f"Stoptron (B={B})": Stoptron(budget=B, average=False),
+        f"Projectron (U={U:.2f})": Projectron(eta="adaptive", U=U, budget=None),
+        f"ProjectronPlusPlus (U={U:.2f})": ProjectronPlusPlus(
+            eta="adaptive", U=U, budget=None
+        ),
+        f"Forgetron (B={B})": Forgetron(budget=B, average=False),
         f"RandomizedBudgetPerceptron (B={B})": RandomizedBudgetPerceptron(
-            budget=B, random_state=random_state
+            budget=B, average=False, random_state=random_state
         ),
         f"BudgetPerceptron (B={B})": BudgetPerceptron(budget=B, average=False),
         f"TighterBudgetPerceptron (B={B})": TighterBudgetPerceptron(budget=B, average=False),
@@ -92,11 +94,13 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
             file=out,
         )
     print(
-        "\nThe last hypothesis of a budget learner swings with the few members it "
-        "holds: the Budget\nPerceptrons' removal rule keeps the misclassified ones "
-        "(Weston et al., 2005), hence their\nlow 'test acc %'. 'averaged' is the "
-        "average of the pass's hypotheses (average=True),\nwithin the budget: the "
-        "Budget Perceptrons' default, and what fit returns with it.",
+        "\nThe rows are the papers' online algorithms: 'test acc %' is the last "
+        "hypothesis of the pass.\nThat of a budget learner swings with the few members "
+        "it holds: the Budget Perceptrons'\nremoval rule keeps the misclassified ones "
+        "(Weston et al., 2005), hence their low 'test acc %'.\n'averaged' is the "
+        "average of the pass's hypotheses (average=True), within the budget:\nthe "
+        "default of every estimator that has an 'average' parameter, except the "
+        "Projectrons,\nPassive-Aggressive and budgeted SGD.",
         file=out,
     )
 

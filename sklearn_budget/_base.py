@@ -31,6 +31,7 @@ stream.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import operator
 import os
 import sys
 import warnings
@@ -58,7 +59,17 @@ from sklearn.utils.validation import (
 )
 
 from ._averaging import bounded_average, fold, new_pool
-from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
+from ._calibration import (
+    _CAL_HALF,
+    _CAL_LOG_RANGE,
+    SCALE_HINTS,
+    fit_scale,
+    log_probabilities,
+    new_bins,
+    next_checkpoint,
+    record_margins,
+    rescale_bins,
+)
 from ._kernels import (
     KERNELS,
     Kernel,
@@ -68,7 +79,15 @@ from ._kernels import (
     resolve_gamma,
     single_blas_thread,
 )
-from ._online_fast import KERNEL_CODES, Engine, kernel_block
+from ._online_fast import (
+    KERNEL_CODES,
+    Engine,
+    OneRow,
+    generator_state,
+    kernel_block,
+    same_objects,
+    set_generator_state,
+)
 from ._progress import _Progress
 
 # The API page of each estimator, linked from its HTML representation
@@ -116,6 +135,10 @@ _UNDO = weakref.WeakKeyDictionary()
 # State arrays that only Python code changes, after the compiled rounds of a
 # block: a call copies them for its undo record only if it changes them.
 _LAZY_UNDO_PREFIXES = ("pool_", "cal_")
+
+# The compiled one-row path of each estimator (_OneRowPath), derived from
+# its state and kept beside it, never pickled.
+_ONE_ROW = weakref.WeakKeyDictionary()
 
 
 def _direct_pays(n_members, n_rows, n_features):
@@ -376,6 +399,216 @@ def _partial_fit_classes(estimator, classes):
     return False, estimator.classes_
 
 
+def _parameter_values(estimator):
+    """The values of the estimator's parameters, in the order of its constraints."""
+    getter = _PARAMETER_GETTERS.get(type(estimator))
+    if getter is None:
+        names = tuple(type(estimator)._parameter_constraints)
+        get = operator.attrgetter(*names)
+        getter = get if len(names) > 1 else (lambda est: (get(est),))
+        _PARAMETER_GETTERS[type(estimator)] = getter
+    return getter(estimator)
+
+
+_PARAMETER_GETTERS = {}
+
+
+def _max_direct_members(n_features):
+    """Most members for which a one-row block takes the direct path (:func:`_direct_pays`)."""
+    lo, hi = 0, 1 << 40  # _direct_pays holds at lo; it is monotone in the members
+    if _direct_pays(hi, 1, n_features):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if _direct_pays(mid, 1, n_features) else (lo, mid)
+    return lo
+
+
+def _save_generator(rng):
+    """The state of ``rng`` for an undo record.
+
+    A copy of the bit generator's state where there is one (a RandomState
+    on MT19937: ``get_state`` costs tens of microseconds), else ``get_state``.
+    """
+    saved = generator_state(rng)
+    return ("bytes", saved) if saved is not None else ("numpy", rng.get_state())
+
+
+def _load_generator(rng, saved):
+    """Put back a state that :func:`_save_generator` saved."""
+    kind, value = saved
+    if kind == "bytes":
+        set_generator_state(rng, value)
+    else:
+        rng.set_state(value)
+
+
+class _Uncovered:
+    """A stream the one-row path does not cover, until its parameters or state change."""
+
+    def __init__(self, est):
+        self.values = _parameter_values(est)
+        self.state = est._state
+        self.force = _FORCE_PATH
+
+    def valid(self, est):
+        return (
+            est._state is self.state
+            and same_objects(_parameter_values(est), self.values)
+            and _FORCE_PATH == self.force
+        )
+
+
+class _OneRowPath:
+    """The compiled one-row path of a stream (``_online_fast.OneRow``) and what it was built for.
+
+    Valid while the estimator's parameters are the same objects (a changed
+    parameter is validated again and gets a new rule), its state holds the
+    same arrays (a regrowth or an undo replaces them), and its classes and
+    random generator are the same.
+    """
+
+    def __init__(self, est):
+        state, kernel = est._state, est._kernel
+        self.values = _parameter_values(est)
+        self.force = _FORCE_PATH
+        self.scale_round = None
+        self.classes = est.classes_
+        self.kind = est.classes_.dtype.kind
+        self.codes = {c: j for j, c in enumerate(est.classes_.tolist())}
+        self.binary = est._binary
+        self.rng = est._rng
+        self.hooks = est._one_row_hooks()
+        # The bins of the margins are recorded in compiled code as
+        # _calibration.record_margins records them, unless a subclass
+        # records its own way.
+        self.record = type(est)._record_margins is BaseKernelOnlineClassifier._record_margins
+        n_features = state["Xs"].shape[1]
+        engine = Engine(
+            state["alpha"].shape[1],
+            False,
+            est._keeps_gram,
+            est._removes_members,
+            True,
+            est._kernel_code,
+            float(kernel.gamma),
+            float(kernel.degree),
+            float(kernel.coef0),
+            n_features,
+        )
+        self.rule = est._make_rule()
+        if self.hooks == "generator":
+            self.rule.set_generator(est._rng)
+        limit = est._max_members()
+        direct = est._direct_only or _FORCE_PATH == "direct"
+        undo = [
+            name
+            for name in state
+            if not name.startswith(_LAZY_UNDO_PREFIXES) and name not in ("counters", "scale")
+        ]
+        self.fast = OneRow(
+            engine,
+            self.rule,
+            state,
+            undo,
+            -1 if limit is None else limit,
+            sys.maxsize if direct else _max_direct_members(n_features),
+            _CAL_HALF,
+            *_CAL_LOG_RANGE,
+        )
+
+    def valid(self, est):
+        return (
+            same_objects(_parameter_values(est), self.values)
+            and self.fast.binds(est._state)
+            and est.classes_ is self.classes
+            and est._rng is self.rng
+            and _FORCE_PATH == self.force
+        )
+
+    def label_code(self, y):
+        """The class index of the one label of ``y``, or None (the full path decides)."""
+        kind = y.dtype.kind
+        if not (kind in "iu" and self.kind in "iu" or kind == self.kind and kind in "bU"):
+            return None
+        return self.codes.get(y.item())
+
+    def play(self, est, label, w):
+        """Play the loaded row with class index ``label`` and weight ``w``; atomic."""
+        fast, rule, state = self.fast, self.rule, est._state
+        y = (2 * label - 1) if self.binary else label
+        # k(x, x) as the blocks compute it (the call's first failure point).
+        kxx = float(est._kernel.diag(fast.row)[0])
+        own = vars(est)
+        saved = dict(own)
+        published = _PUBLISHED.pop(est, None)
+        hooks, rng_state, bins, arrays = self.hooks, None, None, None
+        try:
+            # The hooks may change any state array before the round.
+            fast.begin(hooks == "python")
+            if hooks != "none":
+                rng_state = _save_generator(est._rng)
+            if hooks == "python":
+                arrays = dict(state)
+                est._block_start(rule, fast.row, np.array([y], dtype=np.int64), None, None)
+            if not self.record:
+                bins = {k: a.copy() for k, a in state.items() if k.startswith("cal_")}
+            if hooks == "generator":
+                # The rule draws from the generator in compiled code: hold its lock.
+                with est._rng._bit_generator.lock:
+                    code = fast.play(y, w, kxx, est._n_seen, self.record)
+            else:
+                code = fast.play(y, w, kxx, est._n_seen, self.record)
+            if code:
+                what = (
+                    "Non-finite scores at row 0 of the call"
+                    if code == 2
+                    else "Non-finite coefficients after the call"
+                )
+                raise ValueError(_overflow_message(fast.row, np.array([w]), what))
+            if hooks == "python":
+                est._block_end(rule, fast.row, None)
+            if not self.record:
+                est._record_margins(
+                    np.array([fast.margin]),
+                    np.array([max(y, 0) if self.binary else y], dtype=np.intp),
+                    np.array([w]),
+                    np.array([float(state["counters"][1])]),
+                )
+            est._n_seen = saved["_n_seen"] + 1
+            est.n_iter_ = 1
+            est.n_mistakes_ = int(state["counters"][2])
+            fast.active = False  # the call is done: nothing to undo
+        except BaseException:
+            fast.undo()
+            if arrays is not None:
+                state.clear()
+                state.update(arrays)
+            if bins is not None:
+                for k, a in bins.items():
+                    np.copyto(state[k], a)
+            if rng_state is not None:
+                _load_generator(est._rng, rng_state)
+            own.clear()
+            own.update(saved)
+            if published is not None:
+                _PUBLISHED[est] = published
+            raise
+
+    def proba_scale(self, est):
+        """``est.proba_scale_``, kept until a round is played or undone.
+
+        The scale is fitted to the bins of the margins, which change only
+        with the rounds (an undo puts back the bins with the round count);
+        between two rounds a stream of predictions reads it once.
+        """
+        t = self.fast.rounds
+        if self.scale_round != t:
+            self.scale = est.proba_scale_
+            self.scale_round = t
+        return self.scale
+
+
 class BaseKernelOnlineClassifier(
     _KernelStateMixin, _KernelClassifierMixin, ClassifierMixin, BaseEstimator
 ):
@@ -412,6 +645,10 @@ class BaseKernelOnlineClassifier(
 
     #: Whether the rule ever removes a member.
     _removes_members = False
+
+    #: Whether the later epochs of ``fit`` mostly rescale the last hypothesis,
+    #: so that the recorded margins follow its norm (see _rescale_margins).
+    _epochs_rescale = False
 
     #: Whether the rule needs the direct kernel path (it creates members
     #: that are not rows of the stream, so have no column in a block).
@@ -559,6 +796,17 @@ class BaseKernelOnlineClassifier(
         self._add_state("scale", np.array([1.0, 0.0]))
         for name, array in new_bins(len(self.classes_)).items():
             self._add_state(name, array)
+        if self._conversion in ("average", "exact"):
+            # The averaged hypothesis of the last checkpoint (see _play):
+            # empty before the first round.
+            self._add_state("cal_avg_t", np.zeros(1, dtype=np.int64))
+            self._add_state("cal_avg_coef", np.zeros((n_rows, 0)))
+            if sp.issparse(X):
+                self._add_state("cal_avg_data", np.zeros(0))
+                self._add_state("cal_avg_indices", np.zeros(0, dtype=np.int64))
+                self._add_state("cal_avg_indptr", np.zeros(1, dtype=np.int64))
+            else:
+                self._add_state("cal_avg_sv", np.zeros((0, X.shape[1])))
         self._add_state("alpha", np.zeros((0, n_rows)), (0,))
         for name in ("idx", "born", "cols"):
             self._add_state(name, np.zeros(0, dtype=np.int64), (0,))
@@ -638,8 +886,23 @@ class BaseKernelOnlineClassifier(
         w = np.ascontiguousarray(w, dtype=np.float64)
         index = np.ascontiguousarray(index, dtype=np.int64)
         bound = False
-        for start in range(0, X.shape[0], _BLOCK_SIZE):
-            sl = slice(start, start + _BLOCK_SIZE)
+        # The averaged hypothesis scores the rows it has not seen: it is taken
+        # at checkpoints of the round counter, which no block crosses.
+        average_margins = calibrate and self._averages
+        # Rounds that are not recorded (the later epochs of fit) change the
+        # model whose scale the recorded margins fit: see _rescale_margins.
+        norm_before = None if calibrate else self._model_norm()
+        if average_margins and next_checkpoint(int(self._state["cal_avg_t"][0])) <= self._t:
+            # Checkpoints passed by rounds that were not recorded (later
+            # epochs of fit): the rows to come are scored by today's average.
+            self._take_checkpoint()
+        start = 0
+        while start < X.shape[0]:
+            stop = min(start + _BLOCK_SIZE, X.shape[0])
+            if average_margins:
+                stop = min(stop, start + next_checkpoint(self._t) - self._t)
+            sl = slice(start, stop)
+            start = stop
             Xb = self._as_stream_format(X[sl])
             b, n = Xb.shape[0], self._n
             moved = self._ensure_capacity(n + b)
@@ -673,7 +936,7 @@ class BaseKernelOnlineClassifier(
             self._block_start(rule, Xb, y[sl], Z, Kc)
             engine.play(rule, 0, b)
             if engine.bad_row >= 0:
-                row = start + engine.bad_row
+                row = sl.start + engine.bad_row
                 raise ValueError(
                     _overflow_message(X, w, f"Non-finite scores at row {row} of the call")
                 )
@@ -683,8 +946,11 @@ class BaseKernelOnlineClassifier(
                 rounds = np.arange(t_end - b + 1, t_end + 1, dtype=np.float64)
                 yb = y[sl]
                 cls = (yb > 0).astype(np.intp) if self._binary else yb.astype(np.intp)
+                margins = engine.margins(b)
+                if average_margins:
+                    margins = self._checkpoint_margins(Xb, yb)
                 self._before_change("cal_")
-                self._record_margins(engine.margins(b), cls, w[sl], rounds)
+                self._record_margins(margins, cls, w[sl], rounds)
             retired = engine.retired()
             if retired is not None:
                 ridx, racc, rX, rcol = retired
@@ -708,15 +974,96 @@ class BaseKernelOnlineClassifier(
             if not self._dense:
                 self._sv_sparse = Z[self._state["cols"][: self._n]]
             self._block_end(rule, Xb, Z)
+            if average_margins and self._t == next_checkpoint(self._t - b):
+                self._take_checkpoint()
             if on_block is not None:
                 on_block()
-        # The last update of a call has no later round whose scores would show it.
-        if not np.isfinite(self._state["alpha"][: self._n]).all():
+        # The last update of a call has no later round whose scores would show
+        # it. The coefficients are alpha times the global scale (budgeted SGD).
+        if not np.isfinite(self._state["alpha"][: self._n] * self._state["scale"][0]).all():
             raise ValueError(_overflow_message(X, w, "Non-finite coefficients after the call"))
+        if norm_before is not None:
+            self._rescale_margins(norm_before, self._model_norm())
 
     def _record_margins(self, margins, cls, w, rounds):
-        """Add a block's progressive margins to the bins of the probabilities."""
+        """Add a block's progressive margins to the bins of the probabilities.
+
+        The margins of the online hypotheses, or with averaging those of the
+        averaged hypothesis of the last checkpoint (:meth:`_checkpoint_margins`).
+        """
         record_margins(self._state, margins, cls, w, rounds)
+
+    def _take_checkpoint(self):
+        """Keep the averaged hypothesis of now, which scores the rounds to come.
+
+        The arrays are replaced, never changed in place, so that the undo
+        record of a call keeps the old ones. ``O(budget * n_features)``
+        memory with the bounded average.
+        """
+        fitted = self._publish()
+        sv, state = fitted["support_vectors_"], self._state
+        state["cal_avg_t"] = np.array([self._t], dtype=np.int64)
+        state["cal_avg_coef"] = fitted["dual_coef_"]
+        if sp.issparse(sv):
+            sv = sp.csr_matrix(sv)
+            state["cal_avg_data"], state["cal_avg_indices"], state["cal_avg_indptr"] = (
+                sv.data.copy(),
+                sv.indices.astype(np.int64),
+                sv.indptr.astype(np.int64),
+            )
+        else:
+            state["cal_avg_sv"] = np.ascontiguousarray(sv, dtype=np.float64)
+
+    def _checkpoint_margins(self, Xb, yb):
+        """Margins of rows ``Xb`` (labels ``yb``, coded as for the rounds) under
+        the averaged hypothesis of the last checkpoint, which has not seen them."""
+        state = self._state
+        coef = state["cal_avg_coef"]
+        if coef.shape[1] == 0:
+            return np.zeros(Xb.shape[0])
+        if "cal_avg_sv" in state:
+            sv = state["cal_avg_sv"]
+        else:
+            sv = sp.csr_matrix(
+                (state["cal_avg_data"], state["cal_avg_indices"], state["cal_avg_indptr"]),
+                shape=(coef.shape[1], self.n_features_in_),
+            )
+        f = self._expansion(Xb, sv, coef)
+        if self._binary:
+            return yb * f[:, 0]
+        rows = np.arange(f.shape[0])
+        own = f[rows, yb].copy()
+        f[rows, yb] = -np.inf
+        return own - f.max(axis=1)
+
+    def _model_norm(self):
+        """RKHS norm of the fitted hypothesis (all classes), or None where
+        the recorded margins are not rescaled with it (see :meth:`_rescale_margins`)."""
+        if not self._epochs_rescale or self._conversion != "last" or self._t == 0:
+            return None
+        fitted = self._publish()
+        sv, coef = fitted["support_vectors_"], fitted["dual_coef_"]
+        if coef.shape[1] == 0:
+            return 0.0
+        gram = self._kernel_matrix(sv, sv)
+        return float(np.sqrt(max(np.einsum("ci,ij,cj->", coef, gram, coef), 0.0)))
+
+    def _rescale_margins(self, before, after):
+        """Bring the recorded margins to the model after rounds that were not
+        recorded (the later epochs of ``fit``, whose rows were seen before).
+
+        Only for the rules whose later epochs rescale the last hypothesis
+        (``_epochs_rescale``: budgeted SGD's ``1 / (lambda t)``): the margins
+        are multiplied by the ratio of the model's norms, as if each had been
+        taken on the new model. Elsewhere the norm also moves without the
+        confidence (measured, ``doc/probabilities.rst``: the Perceptrons'
+        last hypothesis on overlapping classes, every average), and the
+        first epoch's margins are kept as they are.
+        """
+        if before is None or after is None or not before > 0 or not after > 0:
+            return
+        self._before_change("cal_")
+        rescale_bins(self._state, after / before)
 
     def _prepare_block(self, b):
         """Grow the rule's own buffers before a block of ``b`` rows; whether they moved."""
@@ -758,7 +1105,7 @@ class BaseKernelOnlineClassifier(
         if snap is None or "_lazy" not in snap or prefix in snap["_lazy"]:
             return
         if prefix == "_rng":
-            snap["_rng_state"] = self._rng.get_state()
+            snap["_rng_state"] = _save_generator(self._rng)
             snap["_lazy"].add(prefix)
             return
         for name, a in snap["_state"].items():
@@ -772,7 +1119,7 @@ class BaseKernelOnlineClassifier(
         vars(self).clear()
         vars(self).update(snap)
         if rng_state is not None:
-            self._rng.set_state(rng_state)
+            _load_generator(self._rng, rng_state)
 
     def _atomic(self, method, deep, *args):
         """Run ``method``; if it fails or is interrupted, undo everything it did.
@@ -1020,10 +1367,174 @@ class BaseKernelOnlineClassifier(
         self : object
             The updated estimator.
         """
+        if sample_weight is None and self._partial_fit_one_row(X, y, classes):
+            return self
         lean = self._lean_fit_input(X, y, classes, sample_weight)
         if lean is not None:
             return self._atomic(self._partial_fit_lean, True, X, *lean)
         return self._partial_fit_checked(X, y, classes, sample_weight)
+
+    # ------------------------------------------------------------------
+    # One row at a time (the compiled one-row path)
+    # ------------------------------------------------------------------
+    def _partial_fit_one_row(self, X, y, classes):
+        """Play a one-row call on the compiled one-row path; whether it did.
+
+        Takes only what a few cheap tests prove valid: a float64 array of
+        one finite row of the fitted width (any layout), a one-label array
+        of a known class, ``classes`` absent or the stream's. Anything else,
+        and any stream the path does not cover (see :meth:`_one_row_path`),
+        returns False before anything changed: the caller's full path
+        validates with scikit-learn's messages.
+        """
+        if not (
+            type(X) is np.ndarray
+            and X.dtype == np.float64
+            and X.ndim == 2
+            and X.shape[0] == 1
+            and type(y) is np.ndarray
+            and y.shape == (1,)
+            and "_state" in vars(self)
+        ):
+            return False
+        if (
+            X.shape[1] != self.n_features_in_
+            or "feature_names_in_" in vars(self)
+            or classes is not None
+            and not (type(classes) is np.ndarray and np.array_equal(classes, self.classes_))
+        ):
+            return False
+        path = self._current_one_row_path()
+        if path is None:
+            return False
+        label = path.label_code(y)
+        if label is None:
+            return False
+        if self.class_weight is None:
+            w = 1.0
+        elif isinstance(self.class_weight, dict):
+            w = float(self._class_weights(self.classes_, y)[label])
+            if not w > 0:
+                return False
+        else:
+            return False
+        if not path.fast.load(X):
+            return False
+        return self._play_loaded_row(path, label, w)
+
+    def _play_loaded_row(self, path, label, w):
+        """Play the row loaded in ``path``; False (nothing changed) if it needs the full path."""
+        if not path.fast.fits():
+            return False
+        if path.hooks == "python":
+            arrays = dict(self._state)
+            if self._prepare_block(1):
+                # The rule's buffers need room: put them back, the full path grows them.
+                self._state.clear()
+                self._state.update(arrays)
+                return False
+        path.play(self, label, w)
+        return True
+
+    def _current_one_row_path(self):
+        """The valid one-row path of this fitted stream, built if needed, or None."""
+        path = _ONE_ROW.get(self)
+        if path is None or not path.valid(self):
+            path = self._one_row_path()
+        return path if type(path) is _OneRowPath else None
+
+    def _partial_fit_event(self, x, columns, label):
+        """River's ``learn_one``: play the event ``x``, a dict of features
+        (``columns`` maps a key to its column), of class index ``label``.
+
+        Whether it was played: False, with nothing changed, where the
+        one-row path does not apply or a value is not a finite number (the
+        caller then takes ``partial_fit``, and its messages).
+        """
+        if "_state" not in vars(self) or "feature_names_in_" in vars(self):
+            return False
+        path = self._current_one_row_path()
+        if path is None or self.class_weight is not None:
+            return False
+        try:
+            finite = path.fast.load_dict(x, columns)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        return finite and self._play_loaded_row(path, label, 1.0)
+
+    def _event_scores(self, x, columns, proba=False):
+        """River's predictions: the scores of the event ``x`` (see
+        :meth:`_partial_fit_event`), a float for two classes and a list
+        otherwise, or None where the one-row path does not apply or a value
+        is not a finite number (then :meth:`decision_function` decides).
+        ``proba``: the list of the probabilities of ``predict_proba``
+        instead (up to rounding).
+
+        The scores of the last hypothesis, computed as the next round
+        computes them: equal to :meth:`decision_function` up to rounding.
+        """
+        path = _ONE_ROW.get(self)
+        if type(path) is not _OneRowPath or not path.fast.binds(self._state):
+            if "_state" not in vars(self):
+                return None
+            try:  # a stream the one-row path covers, whose parameters are valid
+                path = self._current_one_row_path()
+            except Exception:
+                path = None
+            if path is None:
+                return None
+        if self._conversion != "last" or "feature_names_in_" in vars(self):
+            return None
+        try:
+            if proba:
+                return path.fast.proba_dict(x, columns, path.proba_scale(self))
+            return path.fast.score_dict(x, columns)
+        except (TypeError, ValueError, OverflowError):
+            return None
+
+    def _one_row_path(self):
+        """The compiled one-row path of this stream (:class:`_OneRowPath`), or None.
+
+        Validates the parameters first (they are validated on every call of a
+        stream), and raises as the full path would. None where the path does
+        not apply: averaged models (the average's running sums and the pool
+        are kept by :meth:`_play`), sparse streams, kernels without a
+        compiled form, progress output.
+        """
+        self._validate_params()
+        self._check_stream_continues()
+        if (
+            self._averages
+            or self.verbose
+            or not self._dense
+            or self._kernel_code is None
+            or self.kernel in ("chi2", "additive_chi2")
+            or _FORCE_PATH == "blocked"
+        ):
+            # Remembered until the parameters or the state change, so that
+            # the one-row calls of such a stream do not ask again.
+            _ONE_ROW[self] = _Uncovered(self)
+            return None
+        path = _ONE_ROW[self] = _OneRowPath(self)
+        return path
+
+    def _one_row_hooks(self):
+        """How the one-row path plays the rule's own work of a block.
+
+        ``"none"``: there is none (the hooks are the base class's);
+        ``"generator"``: the rule draws from ``_rng`` itself
+        (``set_generator``); ``"python"``: call :meth:`_prepare_block`,
+        :meth:`_block_start` and :meth:`_block_end` around the round.
+        """
+        base = BaseKernelOnlineClassifier
+        cls = type(self)
+        if (
+            cls._prepare_block is base._prepare_block
+            and cls._block_start is base._block_start
+            and cls._block_end is base._block_end
+        ):
+            return "none"
+        return "python"
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _partial_fit_checked(self, X, y, classes, sample_weight):
@@ -1135,7 +1646,8 @@ class BaseKernelOnlineClassifier(
             cache = _PUBLISHED[self] = {}
         if name not in cache:
             if name == "proba_scale_":
-                cache[name] = fit_scale(self._state)
+                cache[name] = fit_scale(self._state, SCALE_HINTS.get(self))
+                SCALE_HINTS[self] = cache[name]
             else:
                 cache.update(self._publish())
         return cache[name]
@@ -1365,7 +1877,11 @@ class BaseKernelOnlineClassifier(
         classes (Platt scaling without an intercept, with Platt's smoothed
         targets; round ``t`` weighs ``t``, so that the hypotheses nearer the
         final one count more; in ``fit``, the first epoch only, whose rows
-        are unseen). The probabilities are
+        are unseen, rescaled by the ratio of the norms of the final model
+        and of the model after that epoch). With ``average=True`` the
+        margins are those of the averaged hypothesis, taken at checkpoints
+        of the stream, on the rows that follow each (see the user guide,
+        "Probabilities"). The probabilities are
         ``sigmoid(a f(x))`` for two classes and ``softmax(a f(x))`` otherwise,
         so that they agree with :meth:`predict`.
 
@@ -1417,3 +1933,161 @@ class BaseKernelOnlineClassifier(
             return np.log(votes + abstained / n_classes + 1.0) - np.log(total + n_classes)
         scores = self.proba_scale_ * self.decision_function(X)
         return log_probabilities(scores, self._binary)
+
+    # ------------------------------------------------------------------
+    # Loading a hypothesis (parameter mixing, sklearn_budget/_mixing.py)
+    # ------------------------------------------------------------------
+    def _load_expansion(
+        self,
+        X,
+        classes,
+        support_vectors,
+        dual_coef,
+        index=None,
+        rounds=0,
+        rule_state=None,
+        bins=None,
+        n_seen=0,
+        n_mistakes=0,
+    ):
+        """Make this estimator a fitted model whose hypothesis is an expansion.
+
+        The hypothesis becomes ``f = sum_j dual_coef[:, j] k(support_vectors[j], .)``
+        as after ``rounds`` rounds of a stream, with the state of the rule
+        rebuilt from it (:meth:`_load_rule_state`), so that ``partial_fit``
+        goes on from ``f`` as the rule would. The members are loaded oldest
+        first in the order given. ``X``: rows in the format of the stream to
+        come (they fix the width, dense or sparse, and ``gamma='scale'``;
+        they are not played). ``index``: the stream index of each member
+        (default -1, not a row of the stream); the rows of later calls are
+        numbered from ``n_seen``. ``rule_state``: the rule's scalars of
+        :meth:`_rule_summary`. With ``average`` the running average starts
+        as ``f`` held for ``rounds`` rounds. ``bins``: the bins of the
+        progressive margins (``cal_*`` arrays, empty by default);
+        ``n_mistakes``: the mistake count. Fails without changing anything.
+        """
+        return self._atomic(
+            self._load_expansion_unsafe,
+            False,
+            X,
+            classes,
+            support_vectors,
+            dual_coef,
+            index,
+            rounds,
+            rule_state,
+            bins,
+            n_seen,
+            n_mistakes,
+        )
+
+    def _load_expansion_unsafe(
+        self, X, classes, support_vectors, dual_coef, index, rounds, rule_state, bins, n_seen,
+        n_mistakes,
+    ):
+        self._validate_params()
+        if self._conversion_of_params() not in ("last", "average"):
+            raise ValueError(
+                f"average={self.average!r}: a hypothesis can be loaded only with "
+                "average=False or average=True."
+            )
+        X = self._validate_X(X, reset=True)
+        classes = unique_labels(classes)
+        if len(classes) < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got {len(classes)} class"
+            )
+        self.classes_ = classes
+        self._binary = len(classes) == 2
+        self._reset(X)
+        if support_vectors.shape[0] == 0:
+            sv = self._as_stream_format(X[:0])
+        else:
+            sv = self._as_stream_format(self._validate_X(support_vectors, reset=False))
+        m, n_rows = sv.shape[0], self._state["alpha"].shape[1]
+        coef = np.asarray(dual_coef, dtype=np.float64).reshape(n_rows, m)
+        if not np.isfinite(coef).all():
+            raise ValueError("The coefficients of the loaded expansion are not all finite.")
+        budget = getattr(self, "budget", None)
+        if budget is not None and m > budget:
+            raise ValueError(f"{m} members do not fit in budget={budget}.")
+        index = np.full(m, -1, dtype=np.int64) if index is None else np.asarray(index)
+        rounds = int(rounds)
+        if index.shape != (m,) or rounds < 0:
+            raise ValueError("index must have one entry per member and rounds be >= 0.")
+        gram = np.ascontiguousarray(self._kernel_matrix(sv, sv), dtype=np.float64).reshape(m, m)
+        wscale = self._load_scale(m, rounds)
+        self._ensure_capacity(m)
+        state = self._state
+        state["alpha"][:m] = coef.T / wscale
+        state["idx"][:m] = index
+        # Older than any member the stream adds (born on rounds > ``rounds``).
+        state["born"][:m] = rounds - m + 1 + np.arange(m)
+        state["kdiag"][:m] = np.diag(gram)
+        state["cols"][:m] = np.arange(m)
+        if self._averages:
+            # The running sums in true units: f held for ``rounds`` rounds,
+            # each sum brought up to the clock (0) of the stream to come.
+            state["acc"][:m] = coef.T * rounds
+            state["stamp"][:m] = 0.0
+        if self._keeps_gram:
+            state["gram"][:m, :m] = gram
+        if self._dense:
+            state["Xs"][:m] = sv
+        else:
+            self._sv_sparse = sp.csr_matrix(sv)
+        state["counters"][:] = (m, rounds, int(n_mistakes), 0)
+        state["scale"][:] = (wscale, 0.0)
+        for name, array in (bins or {}).items():
+            if state[name].shape != np.shape(array):
+                raise ValueError(f"bins[{name!r}] has shape {np.shape(array)}, not {state[name].shape}.")
+            state[name][...] = array
+        self._load_rule_state(gram, coef, dict(rule_state or {}))
+        self._n_seen = int(n_seen)
+        self.n_mistakes_ = int(n_mistakes)
+        self.n_iter_ = 0
+        return self
+
+    def _conversion_of_params(self):
+        return _conversion(self.average)
+
+    def _load_scale(self, n_members, rounds):
+        """Global scale of the stored coefficients of a loaded hypothesis."""
+        return 1.0
+
+    def _load_rule_state(self, gram, coef, rule_state):
+        """Rebuild the rule's own state for the members just loaded.
+
+        ``gram``: their Gram matrix; ``coef``: their coefficients (true
+        units, shape (n_rows, n_members)); ``rule_state``: the scalars of
+        :meth:`_rule_summary` (empty: those of a new stream).
+        """
+        if rule_state:
+            raise ValueError(f"{type(self).__name__} keeps no scalars {sorted(rule_state)}.")
+
+    def _rule_summary(self):
+        """The rule's scalars that a mixed hypothesis averages (name: array)."""
+        return {}
+
+    @staticmethod
+    def _load_factor(gram, rtol):
+        """Lower Cholesky factor of the Gram matrix of loaded members.
+
+        Refuses members whose squared distance to the span of the earlier
+        ones is at most ``rtol k(x, x)``: the rules that keep a factor never
+        add such a member (they project it), and its pivot would make the
+        factor singular.
+        """
+        m = gram.shape[0]
+        L = np.zeros((m, m))
+        for i in range(m):
+            z = np.linalg.solve(L[:i, :i], gram[i, :i]) if i else np.zeros(0)
+            delta2 = gram[i, i] - z @ z
+            if not delta2 > rtol * gram[i, i]:
+                raise ValueError(
+                    f"Member {i} of the loaded expansion lies in the span of the members "
+                    "before it: compress the expansion first (see _mixing.compress)."
+                )
+            L[i, :i] = z
+            L[i, i] = np.sqrt(delta2)
+        return L

@@ -9,8 +9,15 @@ scores is fitted to them by maximum likelihood.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import weakref
+
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax
+
+# The last scale fitted for each estimator: the next fit starts from it (a
+# one-row update moves it little). Kept beside the estimator, not in it, so
+# that reading ``proba_scale_`` does not change the estimator.
+SCALE_HINTS = weakref.WeakKeyDictionary()
 
 # Progressive margins are kept in fixed bins, as weighted counts and sums
 # per class: memory independent of the stream's length, and additive, so the
@@ -21,11 +28,17 @@ from scipy.special import expit, log_expit, log_softmax
 _CAL_HALF = 1024
 _CAL_BINS = 2 * _CAL_HALF
 _CAL_LOG_RANGE = (np.log(1e-12), np.log(1e12))
+# What the bins take of a round, so that no finite input overflows them:
+# sample weights above _CAL_MAX_WEIGHT count as that weight (the compiled
+# one-row path clips alike), and margins as wide as the end bins' edge
+# (1e12) at most, as they share those bins.
+_CAL_MAX_WEIGHT = 1e250
+_CAL_MAX_MARGIN = 1e12
 # Smallest probability scale, relative to the largest margin.
 _MIN_SCALE = 1e-6
 
 
-def _fit_temperature(counts, sums, n_c):
+def _fit_temperature(counts, sums, n_c, start=None):
     """Scale ``a >= 0`` of ``P(correct) = sigmoid(a * margin - log(C - 1))`` by maximum likelihood.
 
     The model is the softmax of ``a f`` with every other class at the
@@ -33,7 +46,9 @@ def _fit_temperature(counts, sums, n_c):
     and ``sums[c, b]``: weight and weighted margin sum of the rounds of
     class ``c`` in bin ``b``; ``n_c[c]``: the rounds of class ``c``. Platt's
     smoothed targets ``(N_c + 1) / (N_c + 2)`` keep ``a`` finite when every
-    margin is positive.
+    margin is positive. ``start``: a scale near the root (the last one
+    fitted on the stream), from which the bracket is found in a step or two
+    (the root is the same, up to the solver's tolerance).
     """
     offset = np.log(max(counts.shape[0] - 1, 1))
     target = np.broadcast_to(((n_c + 1.0) / (n_c + 2.0))[:, None], counts.shape)
@@ -52,10 +67,23 @@ def _fit_temperature(counts, sums, n_c):
         # ordered as the scores (so that they agree with predict).
         return _MIN_SCALE / np.max(np.abs(m))
     lo, hi = 0.0, 1.0 / np.max(np.abs(m))
+    if start is not None and np.isfinite(start) and start > 0.0:
+        # Bracket the root by steps of 1.25 from the last scale.
+        if slope(start)[0] > 0.0:
+            lo, hi = start, 1.25 * start
+            start = None if slope(hi)[0] > 0.0 else start
+            while slope(hi)[0] > 0.0 and hi < 1e300:
+                lo, hi = hi, 1.25 * hi
+        else:
+            lo, hi = 0.8 * start, start
+            while slope(lo)[0] <= 0.0 and lo > 1e-300:
+                lo, hi = 0.8 * lo, lo
+            if not lo > 1e-300:
+                lo = 0.0
     while slope(hi)[0] > 0.0 and hi < 1e300:
         lo, hi = hi, 2.0 * hi
     # Newton's steps, kept inside the bracket [lo, hi] of the root of the slope.
-    a = 0.5 * (lo + hi)
+    a = start if start is not None and lo <= start <= hi else 0.5 * (lo + hi)
     for _ in range(200):
         g, h = slope(a)
         if g > 0.0:
@@ -87,7 +115,9 @@ def record_margins(state, margins, cls, w, rounds):
     u = np.minimum(np.maximum(u, 0.0), _CAL_HALF - 1).astype(np.intp)
     bins = np.where(margins >= 0, _CAL_HALF + u, _CAL_HALF - 1 - u)
     flat = cls * _CAL_BINS + bins
+    w = np.minimum(w, _CAL_MAX_WEIGHT)
     wt = w * rounds
+    margins = np.clip(margins, -_CAL_MAX_MARGIN, _CAL_MAX_MARGIN)
     # Only the bins the rounds fall in are added to (a call of one row costs
     # as little as one of a block); each bin's total is summed in the order
     # of the rounds, as a bincount over all the bins sums it.
@@ -101,6 +131,51 @@ def record_margins(state, margins, cls, w, rounds):
     state["cal_n"] += np.bincount(cls, w, len(state["cal_n"]))
 
 
+def next_checkpoint(t):
+    """The first checkpoint of the round counter after round ``t``.
+
+    The averaged hypothesis is taken at every checkpoint, and the rounds
+    that follow are scored with it (out of sample: it averages the
+    hypotheses of earlier rounds only). The checkpoints are every round up
+    to 16, then ``t / 16`` to ``t / 8`` rounds apart (multiples of
+    ``2^(floor(log2 t) - 3)``): so few that taking the average costs a
+    vanishing share of the stream (about ``8 log2 T`` of them), and close
+    enough that the average scoring a round has seen at least 8/9 of its
+    rounds. A function of ``t`` alone, so the same for any split of the
+    stream into calls.
+    """
+    step = 1 << max(0, int(t).bit_length() - 4) if t > 0 else 1
+    return (int(t) // step + 1) * step
+
+
+def rescale_bins(state, factor):
+    """Multiply the margins of the bins of ``state`` by ``factor > 0``.
+
+    Each bin's mean is scaled and its count and mean move to the bin of the
+    new mean (the fit of the scale uses only the counts and the means, so it
+    sees exactly the scaled margins).
+    """
+    if not (np.isfinite(factor) and factor > 0) or factor == 1.0:
+        return
+    counts, sums = state["cal_counts"], state["cal_sums"]
+    used = counts > 0
+    cls, old = np.nonzero(used)
+    n, s = counts[used], sums[used] * factor
+    bins = _bin_of(s / n)
+    counts[:] = 0.0
+    sums[:] = 0.0
+    np.add.at(counts, (cls, bins), n)
+    np.add.at(sums, (cls, bins), s)
+
+
+def _bin_of(margins):
+    lo, hi = _CAL_LOG_RANGE
+    size = np.maximum(np.abs(margins), 1e-300)
+    u = (np.log(size) - lo) * (_CAL_HALF / (hi - lo))
+    u = np.minimum(np.maximum(u, 0.0), _CAL_HALF - 1).astype(np.intp)
+    return np.where(margins >= 0, _CAL_HALF + u, _CAL_HALF - 1 - u)
+
+
 def new_bins(n_classes):
     """The empty bins of the progressive margins of ``n_classes`` classes."""
     return {
@@ -110,9 +185,10 @@ def new_bins(n_classes):
     }
 
 
-def fit_scale(state):
-    """The probability scale fitted to the bins of ``state``."""
-    return _fit_temperature(state["cal_counts"], state["cal_sums"], state["cal_n"])
+def fit_scale(state, start=None):
+    """The probability scale fitted to the bins of ``state`` (``start``: see
+    :func:`_fit_temperature`)."""
+    return _fit_temperature(state["cal_counts"], state["cal_sums"], state["cal_n"], start)
 
 
 def log_probabilities(z, binary):

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import REMOVAL_AVERAGE
 from ._online_fast import ForgetronRule
-from ._perceptron import KernelPerceptron, _doc
+from ._perceptron import _REMOVAL_AVERAGE_DOC, KernelPerceptron, _averaged_by_default, _doc
 
 # The self-tuned Forgetron keeps the sum of the removal costs Psi below
 # 15/32 of the mistakes (Dekel et al. 2005, Eq. 3 and 4).
@@ -124,6 +124,7 @@ class Forgetron(KernelPerceptron):
     True
     """,
         removal=True,
+        average_doc=_averaged_by_default(_REMOVAL_AVERAGE_DOC),
     )
 
     _parameter_constraints: dict = {
@@ -155,7 +156,7 @@ class Forgetron(KernelPerceptron):
         n_iter_no_change=5,
         shuffle=True,
         class_weight=None,
-        average=False,
+        average=True,
         warm_start=False,
         random_state=None,
         verbose=0,
@@ -208,3 +209,24 @@ class Forgetron(KernelPerceptron):
     @property
     def _M(self):
         return int(self._state["forgetron"][1])
+
+    def _load_rule_state(self, gram, coef, rule_state):
+        # A loaded member is one term sigma_i v_i with a unit direction of
+        # the rule's norm (||v||^2 = 1 with two classes, 2 otherwise):
+        # sigma_i = ||alpha_i|| / ||v||, so that the removal cost Psi of the
+        # self-tuned rule sees it as a member of weight sigma_i.
+        m = coef.shape[1]
+        norm = np.sqrt(np.sum(coef**2, axis=0))
+        unit_norm = 1.0 if coef.shape[0] == 1 else np.sqrt(2.0)
+        sigma = norm / unit_norm
+        state = self._state
+        state["sigma"][:m] = sigma
+        with np.errstate(invalid="ignore", divide="ignore"):
+            state["unit"][:m] = np.where(sigma > 0, coef / sigma, 0.0).T
+        # Q and M: the mixed history of the self-tuned rule (zero: a new one).
+        scalars = rule_state.pop("forgetron", np.zeros(2))
+        super()._load_rule_state(gram, coef, rule_state)
+        state["forgetron"][:] = scalars
+
+    def _rule_summary(self):
+        return {"forgetron": self._state["forgetron"].copy()}

@@ -35,8 +35,10 @@ Python side (``sklearn_budget._base``):
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, isnan, pow, sqrt, tanh
-from libc.stdint cimport int64_t
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, isnan, log, pow, sqrt, tanh
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -65,6 +67,82 @@ cdef enum:
 
 # Smallest positive normal float (the Forgetron's weights are set to zero below it).
 cdef double TINY = 2.2250738585072014e-308
+
+
+# ----------------------------------------------------------------------
+# The random generator of the rules: numpy's bit generator interface
+# ----------------------------------------------------------------------
+# The C interface of numpy's bit generators (numpy/random/bitgen.h, the
+# documented way to draw from them in compiled code), declared here so
+# that the build needs no numpy headers.
+ctypedef struct bitgen_t:
+    void* state
+    uint64_t (*next_uint64)(void* st) noexcept nogil
+    uint32_t (*next_uint32)(void* st) noexcept nogil
+    double (*next_double)(void* st) noexcept nogil
+    uint64_t (*next_raw)(void* st) noexcept nogil
+
+# The state of numpy's MT19937 (numpy/random/src/mt19937/mt19937.h).
+ctypedef struct mt19937_state:
+    uint32_t key[624]
+    int pos
+
+
+cdef bitgen_t* _mt19937_bitgen(rng):
+    """The bit generator of ``rng`` if it is a ``RandomState`` on MT19937, else NULL."""
+    if type(rng) is not np.random.RandomState:
+        return NULL
+    bit_generator = rng._bit_generator
+    if type(bit_generator) is not np.random.MT19937:
+        return NULL
+    capsule = bit_generator.capsule
+    if not PyCapsule_IsValid(capsule, "BitGenerator"):
+        return NULL
+    return <bitgen_t*>PyCapsule_GetPointer(capsule, "BitGenerator")
+
+
+cdef inline uint64_t _randint(bitgen_t* bg, Py_ssize_t high) noexcept nogil:
+    """``RandomState.randint(high)``: masked rejection on 32-bit draws, as numpy
+    draws a range below 2**32 (``random_bounded_uint64_fill``, masked)."""
+    cdef uint64_t rng = <uint64_t>(high - 1), mask = rng
+    cdef uint32_t val
+    if rng == 0:
+        return 0
+    if rng == 0xFFFFFFFFUL:
+        return bg.next_uint32(bg.state)
+    mask |= mask >> 1
+    mask |= mask >> 2
+    mask |= mask >> 4
+    mask |= mask >> 8
+    mask |= mask >> 16
+    mask |= mask >> 32
+    val = bg.next_uint32(bg.state) & <uint32_t>mask
+    while val > rng:
+        val = bg.next_uint32(bg.state) & <uint32_t>mask
+    return val
+
+
+def generator_state(rng):
+    """A copy of the state of ``rng``'s bit generator, or None.
+
+    Bytes for a ``RandomState`` on MT19937 (copied without the cost of
+    ``get_state``, which builds an array and a tuple), None otherwise. The
+    integer draws of the rules change only this state.
+    """
+    cdef bitgen_t* bg = _mt19937_bitgen(rng)
+    if bg == NULL:
+        return None
+    with rng._bit_generator.lock:
+        return (<char*>bg.state)[:sizeof(mt19937_state)]
+
+
+def set_generator_state(rng, bytes saved):
+    """Put back a state that :func:`generator_state` copied from ``rng``."""
+    cdef bitgen_t* bg = _mt19937_bitgen(rng)
+    if bg == NULL or len(saved) != sizeof(mt19937_state):
+        raise ValueError("Not a state of this generator.")
+    with rng._bit_generator.lock:
+        memcpy(bg.state, <const char*>saved, sizeof(mt19937_state))
 
 
 cdef double _dense_kernel(int kind, const double* x, const double* z, Py_ssize_t d,
@@ -165,6 +243,16 @@ cdef class Engine:
     cdef public Py_ssize_t n_ret
     cdef int64_t[::1] ret_idx, ret_col
     cdef double[:, ::1] ret_acc, ret_X
+
+    # Undo record of a one-row call (see OneRow): the state arrays that a
+    # round may change are copied just before the first change, so that a
+    # round without an update copies nothing.
+    cdef bint ckpt_armed, ckpt_taken
+    cdef list ckpt_arrays           # (source, copy) pairs, kept alive here
+    cdef Py_ssize_t n_ckpt
+    cdef char* ckpt_src[64]
+    cdef char* ckpt_dst[64]
+    cdef Py_ssize_t ckpt_len[64]
 
     def __init__(self, Py_ssize_t n_rows, bint average, bint keep_gram, bint removes,
                  bint dense, kernel_code, double gamma, double degree, double coef0,
@@ -284,13 +372,25 @@ cdef class Engine:
             self.mout[jj] = margin
             if margin <= 0.0:
                 self.n_mistakes += 1
+            if self.ckpt_armed and rule.round_changes_state:
+                self.checkpoint()
             rule.on_round(self, y)
             thr = rule.threshold(self)
             if not isnan(thr) and margin <= thr:
+                if self.ckpt_armed:
+                    self.checkpoint()
                 self.updated = False
                 rule.update(self, y, margin, self.diag[jj], self.w[jj])
                 if self.updated:
                     self.n_updates += 1
+
+    cdef void checkpoint(self) noexcept nogil:
+        """Copy the registered state arrays into the undo record (once per call)."""
+        cdef Py_ssize_t i
+        for i in range(self.n_ckpt):
+            memcpy(self.ckpt_dst[i], self.ckpt_src[i], self.ckpt_len[i])
+        self.ckpt_armed = False
+        self.ckpt_taken = True
 
     cdef inline double kernel(self, const double* x, const double* z) noexcept nogil:
         return _dense_kernel(self.kind, x, z, self.d, self.gamma, self.degree, self.coef0)
@@ -536,6 +636,10 @@ cdef class Engine:
 
 cdef class Rule:
     """Update rule of one algorithm (the base class never updates)."""
+
+    # Whether ``on_round`` changes state arrays (then a one-row call's undo
+    # record is taken before it, not only before an update).
+    cdef bint round_changes_state
 
     def bind(self, dict state):
         """Take views of the rule's arrays in ``state`` (after any regrowth)."""
@@ -836,16 +940,22 @@ cdef int64_t _select(int64_t* a, Py_ssize_t n, Py_ssize_t rank) noexcept nogil:
 cdef class RandomizedBudgetRule(Rule):
     """On a mistake with a full budget, remove the ``r``-th oldest, ``r`` uniform.
 
-    The draws ``r = rng.randint(budget)`` of a block are made in advance by
-    the Python side (``set_draws``), which then rewinds the generator to
-    advance it by the ``used`` draws only: the same numbers as one call per
-    removal, without taking the GIL in the loop.
+    ``r = rng.randint(budget)``, drawn one of two ways, the same numbers:
+
+    - the draws of a block are made in advance by the Python side
+      (``set_draws``), which then rewinds the generator to advance it by
+      the ``used`` draws only;
+    - or the rule draws each one when a removal needs it, from the bit
+      generator of a ``RandomState`` (``set_generator``), as ``randint``
+      does: the one-row calls, which then make no draw in advance.
     """
 
     cdef Py_ssize_t budget
     cdef int64_t[::1] scratch
     cdef const int64_t[::1] draws
     cdef public Py_ssize_t used
+    cdef object generator   # keeps the bit generator alive while drawn from
+    cdef bitgen_t* bitgen
 
     def __init__(self, Py_ssize_t budget):
         self.budget = budget
@@ -855,6 +965,16 @@ cdef class RandomizedBudgetRule(Rule):
 
     def set_draws(self, draws):
         self.draws = draws
+        self.used = 0
+        self.generator = None
+        self.bitgen = NULL
+
+    def set_generator(self, rng):
+        """Draw from ``rng`` (a ``RandomState`` on MT19937) when a removal needs it."""
+        self.bitgen = _mt19937_bitgen(rng)
+        if self.bitgen == NULL:
+            raise TypeError("set_generator needs a RandomState of the MT19937 generator.")
+        self.generator = rng._bit_generator
         self.used = 0
 
     cdef double threshold(self, Engine e) noexcept nogil:
@@ -869,7 +989,10 @@ cdef class RandomizedBudgetRule(Rule):
         # at most once a round: a block of b rows needs at most b draws.
         while e.n >= self.budget:
             n = e.n
-            r = self.draws[self.used]
+            if self.bitgen != NULL:
+                r = <Py_ssize_t>_randint(self.bitgen, self.budget)
+            else:
+                r = self.draws[self.used]
             self.used += 1
             # The r-th member in insertion order (birth rounds are distinct).
             for i in range(n):
@@ -1084,6 +1207,7 @@ cdef class TighterRule(BudgetRule):
         self.mode = mode
         self.q = q
         self.use_ex = use_ex
+        self.round_changes_state = True  # the entries of E
 
     def bind(self, dict state):
         super().bind(state)
@@ -1698,3 +1822,340 @@ def fold_into_pool(const double[:, ::1] C, const double[:, ::1] coef, const doub
                 nxt = j + 1
                 break
     return nxt
+
+
+# ----------------------------------------------------------------------
+# One round at a time
+# ----------------------------------------------------------------------
+cdef class OneRow:
+    """The Engine and Rule of a dense stream, kept for its one-row calls.
+
+    A one-row call would otherwise pay, per row, for what a call of many
+    rows pays once: building the engine and the rule, binding them to the
+    state arrays, copying every array for the undo record, and numpy calls
+    to record the margin. Here they are bound once, to a row buffer of the
+    direct kernel path, and each call writes the row, plays its round and
+    records its margin, all in compiled code.
+
+    The object is valid while the state arrays it is bound to are the
+    same objects (:meth:`binds`): a regrowth or an undo replaces them, and
+    the Python side then builds another. The parameters of the rule are
+    fixed at construction (the Python side rebuilds on any change). It is
+    never pickled: it is derived from the state.
+
+    ``undo_names``: the state arrays a round may change, copied into the
+    undo record just before the round's first change (none if the round
+    changes nothing); :meth:`undo` puts back everything of the last
+    :meth:`play`, the margin's bin and the counters included.
+    """
+
+    cdef public Engine engine
+    cdef public Rule rule
+    cdef dict state
+    cdef list names, arrays, copies
+    cdef double[:, ::1] xb
+    cdef double[::1] wb, db
+    cdef int64_t[::1] yb, ib
+    cdef int64_t[::1] counters
+    cdef double[::1] scale
+    cdef double[::1] cal_counts, cal_sums, cal_n
+    cdef Py_ssize_t limit, max_direct, n_bins
+    cdef double cal_half, cal_lo, cal_factor
+    # Undo record of the last play
+    cdef public bint active
+    cdef int64_t old_counters[4]
+    cdef double old_scale[2]
+    cdef bint recorded
+    cdef Py_ssize_t bin_at, cls_at
+    cdef double old_count, old_sum, old_n
+    #: Margin of the last round played.
+    cdef public double margin
+
+    def __init__(self, Engine engine, Rule rule, dict state, list undo_names,
+                 Py_ssize_t limit, Py_ssize_t max_direct, Py_ssize_t cal_half,
+                 double cal_lo, double cal_hi):
+        cdef Py_ssize_t i
+        self.engine = engine
+        self.rule = rule
+        self.state = state
+        self.names = list(state)
+        self.arrays = [state[name] for name in self.names]
+        self.limit = limit
+        self.max_direct = max_direct
+        self.cal_half = <double>cal_half
+        self.n_bins = 2 * cal_half
+        self.cal_lo = cal_lo
+        # As record_margins computes it: _CAL_HALF / (hi - lo).
+        self.cal_factor = cal_half / (cal_hi - cal_lo)
+        self.xb = np.zeros((1, engine.d))
+        self.wb = np.zeros(1)
+        self.db = np.zeros(1)
+        self.yb = np.zeros(1, dtype=np.int64)
+        self.ib = np.zeros(1, dtype=np.int64)
+        self.counters = state["counters"]
+        self.scale = state["scale"]
+        self.cal_counts = state["cal_counts"].reshape(-1)
+        self.cal_sums = state["cal_sums"].reshape(-1)
+        self.cal_n = state["cal_n"]
+        engine.bind(state)
+        rule.bind(state)
+        engine.set_block(self.yb, self.wb, self.db, self.ib, Kc=None, Xb=self.xb)
+        if len(undo_names) > 64:
+            raise ValueError("Too many state arrays for the undo record.")
+        self.copies = []
+        for i, name in enumerate(undo_names):
+            src = state[name]
+            if not src.flags.c_contiguous:
+                raise ValueError(f"State array {name!r} is not contiguous.")
+            dst = np.empty_like(src)
+            self.copies.append((src, dst))
+            engine.ckpt_src[i] = <char*><size_t>src.ctypes.data
+            engine.ckpt_dst[i] = <char*><size_t>dst.ctypes.data
+            engine.ckpt_len[i] = src.nbytes
+        engine.n_ckpt = len(undo_names)
+        engine.ckpt_arrays = self.copies
+        self.active = False
+
+    def binds(self, dict state):
+        """Whether ``state`` holds exactly the arrays this object is bound to."""
+        cdef Py_ssize_t i
+        if state is not self.state or len(state) != len(self.names):
+            return False
+        for i in range(len(self.names)):
+            if state.get(self.names[i]) is not self.arrays[i]:
+                return False
+        return True
+
+    def fits(self):
+        """Whether the next round needs neither more room nor the blocked path."""
+        cdef Py_ssize_t n = self.counters[0], need = n + 1
+        if self.limit >= 0 and need > self.limit:
+            need = self.limit
+        return need <= self.engine.alpha.shape[0] and n <= self.max_direct
+
+    def load(self, const double[:, :] X):
+        """Copy the one row of ``X``; False if it is not finite (nothing is played)."""
+        cdef Py_ssize_t a, d = self.xb.shape[1]
+        cdef double v
+        cdef bint ok = True
+        if X.shape[0] != 1 or X.shape[1] != d:
+            return False
+        for a in range(d):
+            v = X[0, a]
+            ok = ok and isfinite(v)
+            self.xb[0, a] = v
+        return ok
+
+    def load_dict(self, dict x, dict index):
+        """Copy the features of ``x`` into the row at the columns ``index``
+        names (0 where missing, keys not in ``index`` ignored); False if a
+        value is not finite. Raises (TypeError...) on a value that is not a
+        number, which the caller hands to the full conversion."""
+        cdef Py_ssize_t a, d = self.xb.shape[1]
+        cdef double v
+        cdef bint ok = True
+        for a in range(d):
+            self.xb[0, a] = 0.0
+        for key, value in x.items():
+            j = index.get(key)
+            if j is not None:
+                v = <double>value
+                ok = ok and isfinite(v)
+                self.xb[0, <Py_ssize_t>j] = v
+        return ok
+
+    @property
+    def row(self):
+        """The row buffer, shape (1, n_features) (read by the kernel's ``diag``)."""
+        return np.asarray(self.xb)
+
+    cdef void sync(self) noexcept:
+        """The engine's counters from the state (other calls may have played)."""
+        cdef Engine e = self.engine
+        e.n = self.counters[0]
+        e.t = self.counters[1]
+        e.n_mistakes = self.counters[2]
+        e.n_updates = self.counters[3]
+        e.wscale = self.scale[0]
+        e.clock = self.scale[1]
+
+    def begin(self, bint eager):
+        """Start the undo record of a call: :meth:`undo` puts back what
+        follows. ``eager``: copy the state arrays now (the caller changes
+        them before :meth:`play`), not just before the round's first change.
+        """
+        cdef Engine e = self.engine
+        cdef Py_ssize_t i
+        self.active = True
+        self.recorded = False
+        for i in range(4):
+            self.old_counters[i] = self.counters[i]
+        self.old_scale[0] = self.scale[0]
+        self.old_scale[1] = self.scale[1]
+        e.ckpt_taken = False
+        e.ckpt_armed = e.n_ckpt > 0
+        if eager and e.ckpt_armed:
+            e.checkpoint()
+
+    def play(self, int64_t y, double w, double kxx, int64_t index, bint record):
+        """Play the loaded row as the next round of the stream (after :meth:`begin`).
+
+        ``y``: -1/+1 or the class index; ``w`` its weight (positive);
+        ``kxx``: ``k(x, x)``; ``index``: its number in the stream.
+        ``record``: add its margin to the bins of the probabilities (as
+        ``_calibration.record_margins``). Returns 0, or 2 if the scores were
+        not finite (nothing changed), 3 if the coefficients are not finite
+        after the update (call :meth:`undo`).
+        """
+        cdef Engine e = self.engine
+        cdef Py_ssize_t i, c, R = e.R, u_bin, b, flat, cls
+        cdef double margin, size, u, wt
+        if not self.active:
+            raise RuntimeError("play without begin")
+        self.sync()
+        self.yb[0] = y
+        self.wb[0] = w
+        self.db[0] = kxx
+        self.ib[0] = index
+        e.bad_row = -1
+        e.n_ret = 0
+        with nogil:
+            e._play(self.rule, 0, 1)
+        e.ckpt_armed = False
+        if e.bad_row >= 0:
+            return 2
+        if e.ckpt_taken:
+            # The coefficients in their true units: a finite stored value
+            # times a global scale above 1 may still overflow.
+            for i in range(e.n):
+                for c in range(R):
+                    if not isfinite(e.alpha[i, c] * e.wscale):
+                        return 3
+        self.counters[0] = e.n
+        self.counters[1] = e.t
+        self.counters[2] = e.n_mistakes
+        self.counters[3] = e.n_updates
+        self.scale[0] = e.wscale
+        self.scale[1] = e.clock
+        margin = e.mout[0]
+        self.margin = margin
+        if record:
+            # record_margins for one round: the bin of log|margin|, then the
+            # weight w t and the weighted margin added to it, and w to the
+            # total of the class (each a bincount of one term: 0 + the term).
+            size = fabs(margin)
+            if size < 1e-300:
+                size = 1e-300
+            u = (log(size) - self.cal_lo) * self.cal_factor
+            if u < 0.0:
+                u = 0.0
+            if u > self.cal_half - 1.0:
+                u = self.cal_half - 1.0
+            u_bin = <Py_ssize_t>u
+            if margin >= 0.0:
+                b = <Py_ssize_t>self.cal_half + u_bin
+            else:
+                b = <Py_ssize_t>self.cal_half - 1 - u_bin
+            cls = (y > 0) if R == 1 else y
+            flat = cls * self.n_bins + b
+            # The clips of record_margins (_CAL_MAX_WEIGHT, _CAL_MAX_MARGIN).
+            if w > 1e250:
+                w = 1e250
+            if margin > 1e12:
+                margin = 1e12
+            elif margin < -1e12:
+                margin = -1e12
+            wt = w * <double>e.t
+            self.bin_at = flat
+            self.cls_at = cls
+            self.old_count = self.cal_counts[flat]
+            self.old_sum = self.cal_sums[flat]
+            self.old_n = self.cal_n[cls]
+            self.cal_counts[flat] += 0.0 + wt
+            self.cal_sums[flat] += 0.0 + wt * margin
+            self.cal_n[cls] += 0.0 + w
+            self.recorded = True
+        return 0
+
+    def undo(self):
+        """Put back everything the last :meth:`play` changed (nothing if none is active)."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t i
+        if not self.active:
+            return
+        if e.ckpt_taken:
+            for i in range(e.n_ckpt):
+                memcpy(e.ckpt_src[i], e.ckpt_dst[i], e.ckpt_len[i])
+            e.ckpt_taken = False
+        for i in range(4):
+            self.counters[i] = self.old_counters[i]
+        self.scale[0] = self.old_scale[0]
+        self.scale[1] = self.old_scale[1]
+        if self.recorded:
+            self.cal_counts[self.bin_at] = self.old_count
+            self.cal_sums[self.bin_at] = self.old_sum
+            self.cal_n[self.cls_at] = self.old_n
+            self.recorded = False
+        self.active = False
+
+    @property
+    def rounds(self):
+        """Rounds of the stream played (the state's count)."""
+        return self.counters[1]
+
+    def proba_dict(self, dict x, dict index, double scale):
+        """The probabilities of the event ``x`` with the probability scale
+        ``scale``: the sigmoid of the scaled score of two classes, the
+        softmax of several (``predict_proba``'s, up to rounding), as a
+        list; None as :meth:`score_dict`."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t c
+        cdef double z, ez, p, top, total
+        if self.score_dict(x, index) is None:
+            return None
+        if e.R == 1:
+            z = scale * e.f[0]
+            ez = exp(-fabs(z))
+            p = 1.0 / (1.0 + ez)
+            return [ez * p, p] if z >= 0.0 else [p, ez * p]
+        top = -INFINITY
+        for c in range(e.R):
+            z = scale * e.f[c]
+            self.engine.v[c] = z
+            if z > top:
+                top = z
+        total = 0.0
+        for c in range(e.R):
+            self.engine.v[c] = exp(self.engine.v[c] - top)
+            total += self.engine.v[c]
+        return [self.engine.v[c] / total for c in range(e.R)]
+
+    def score_dict(self, dict x, dict index):
+        """Scores of the event ``x`` (loaded as :meth:`load_dict` loads it)
+        under the current hypothesis, in the engine's arithmetic: the scores
+        its next round would compute. A float for two classes, else a list;
+        None if a value or a score is not finite."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t c
+        if not self.load_dict(x, index):
+            return None
+        self.sync()
+        e.j = 0
+        e.kernel_row()
+        e.scores()
+        if not e.finite_scores():
+            return None
+        if e.R == 1:
+            return e.f[0]
+        return [e.f[c] for c in range(e.R)]
+
+
+def same_objects(tuple a, tuple b):
+    """Whether ``a`` and ``b`` hold the same objects, position by position."""
+    cdef Py_ssize_t i
+    if len(a) != len(b):
+        return False
+    for i in range(len(a)):
+        if a[i] is not b[i]:
+            return False
+    return True

@@ -103,9 +103,10 @@ AVERAGE
         flood the output. With ``verbose >= 2``, ``fit`` also prints a
         line each time an epoch passes a multiple of ``verbose_interval``
         rounds. The rounds per second are those since the previous line of
-        the call. Lines are printed between the blocks of 256 rows in which
-        the rounds are played, never during a block, so a line comes at the
-        end of the block in which the multiple falls.
+        the call. Lines are printed between the blocks of at most 256 rows
+        in which the rounds are played (averaged models also end a block at
+        each checkpoint of their probabilities), never during a block, so a
+        line comes at the end of the block in which the multiple falls.
 
     verbose_interval : int, default=10_000
         Rounds between two progress lines of ``partial_fit`` (and within the
@@ -166,6 +167,18 @@ _REMOVAL_AVERAGE_NOTES = """
     ``kernel='sigmoid'`` or ``'additive_chi2'``, ``average=True`` is refused
     (use ``average=False`` or ``'exact'``).
 """
+
+def _averaged_by_default(doc):
+    """The ``average`` text ``doc`` with True as its default, and why."""
+    return (
+        doc.replace("default=False", "default=True").rstrip()
+        + """
+        Averaging is the default: on the shipped data sets the averaged
+        hypothesis was at least as accurate as the last one, and depended
+        less on the seed (see "Default parameters" in the user guide).
+"""
+    )
+
 
 _VOTE_AVERAGE_DOC = """
     average : bool or 'vote', default=False
@@ -313,6 +326,7 @@ class KernelPerceptron(BaseKernelOnlineClassifier):
     True
     """,
         vote=True,
+        average_doc=_averaged_by_default(_VOTE_AVERAGE_DOC),
     )
 
     _parameter_constraints: dict = {
@@ -335,7 +349,7 @@ class KernelPerceptron(BaseKernelOnlineClassifier):
         n_iter_no_change=5,
         shuffle=True,
         class_weight=None,
-        average=False,
+        average=True,
         warm_start=False,
         random_state=None,
         verbose=0,
@@ -383,6 +397,21 @@ class Stoptron(KernelPerceptron):
     --------
     KernelPerceptron : The same algorithm without a budget.
 
+    Notes
+    -----
+    **What the budget costs.** The Stoptron learns from its first
+    ``budget`` mistakes only, so its model is decided by the first rows of
+    the stream: on noisy data a small budget can leave it near the
+    majority rate, whatever the seed happens to put first. On Adult (a9a:
+    10,000 training rows drawn, 5 seeds, ``budget=100``) its test accuracy
+    has median 0.765, minimum 0.636 and a spread of 16 points (majority
+    rate 0.766), and no combination of ``average`` and ``max_iter`` does
+    better; ``budget=500`` gives a median of 0.805 (minimum 0.782) and
+    ``budget=2000`` 0.818 (minimum 0.794). Averaging, the default, helps
+    where the first mistakes suffice (see "Default parameters" in the user
+    guide). Use the Stoptron as the baseline it is, or with a budget large
+    enough for the data.
+
     Examples
     --------
     >>> from sklearn.datasets import make_moons
@@ -393,6 +422,7 @@ class Stoptron(KernelPerceptron):
     True
     """,
         vote=True,
+        average_doc=_averaged_by_default(_VOTE_AVERAGE_DOC),
     )
 
     _parameter_constraints: dict = {
@@ -416,7 +446,7 @@ class Stoptron(KernelPerceptron):
         n_iter_no_change=5,
         shuffle=True,
         class_weight=None,
-        average=False,
+        average=True,
         warm_start=False,
         random_state=None,
         verbose=0,

@@ -8,8 +8,8 @@ from numbers import Integral
 from sklearn.utils._param_validation import Interval
 
 from ._base import REMOVAL_AVERAGE
-from ._online_fast import RandomizedBudgetRule
-from ._perceptron import KernelPerceptron, _doc
+from ._online_fast import RandomizedBudgetRule, generator_state, set_generator_state
+from ._perceptron import _REMOVAL_AVERAGE_DOC, KernelPerceptron, _averaged_by_default, _doc
 
 
 class RandomizedBudgetPerceptron(KernelPerceptron):
@@ -77,6 +77,7 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
     """,
         random_extra=" and, when the stream starts, the generator of the random removals",
         removal=True,
+        average_doc=_averaged_by_default(_REMOVAL_AVERAGE_DOC),
     )
 
     _stream_params = KernelPerceptron._stream_params + ("budget",)
@@ -103,7 +104,7 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
         n_iter_no_change=5,
         shuffle=True,
         class_weight=None,
-        average=False,
+        average=True,
         warm_start=False,
         random_state=None,
         verbose=0,
@@ -138,11 +139,27 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
 
     def _block_start(self, rule, Xb, yb, Z, Kc):
         # One draw per possible removal; _block_end keeps only those used.
-        self._rng_at_block = self._rng.get_state()
-        rule.set_draws(self._rng.randint(self.budget, size=Xb.shape[0]))
+        # The generator is rewound from a copy of its bit generator's state
+        # where there is one: get_state costs tens of microseconds a block.
+        rng = self._rng
+        self._rng_at_block = generator_state(rng)
+        if self._rng_at_block is None:
+            self._rng_at_block = rng.get_state()
+        rule.set_draws(rng.randint(self.budget, size=Xb.shape[0]))
 
     def _block_end(self, rule, Xb, Z):
-        self._rng.set_state(self._rng_at_block)
+        rng, saved = self._rng, self._rng_at_block
+        if isinstance(saved, bytes):
+            set_generator_state(rng, saved)
+        else:
+            rng.set_state(saved)
         if rule.used:
-            self._rng.randint(self.budget, size=rule.used)
+            rng.randint(self.budget, size=rule.used)
         del self._rng_at_block
+
+    def _one_row_hooks(self):
+        # One-row calls: the rule draws each removal's number itself, from
+        # the generator's bit stream as randint draws it, only when a
+        # removal needs one (a RandomState on MT19937, the generator of
+        # random_state; any other takes the hooks above).
+        return "generator" if generator_state(self._rng) is not None else "python"

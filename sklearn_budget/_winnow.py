@@ -18,6 +18,8 @@ from sklearn.utils.validation import (
 
 from ._base import (
     _DOC_LINK_TEMPLATE,
+    _PUBLISHED,
+    _VALIDATED,
     BaseKernelOnlineClassifier,
     _check_rows,
     _check_targets,
@@ -694,13 +696,50 @@ class Winnow(ClassifierMixin, BaseEstimator):
         self.intercept_ = weights[:, -1].copy()
         self.log_scale_ = scale
         self.n_mistakes_ = int(state["counters"][1])
-        self.proba_scale_ = fit_scale(state)
+        # The call changed the bins of the margins: the scale is fitted again
+        # on first access (proba_scale_).
+        _PUBLISHED.pop(self, None)
+
+    @property
+    def proba_scale_(self):
+        # Fitted to the bins of the margins on first access after a call
+        # that changed them, and cached beside the estimator, as the kernel
+        # estimators do: a stream of one-row calls does not refit it per row.
+        if "_state" not in vars(self):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'proba_scale_'")
+        cache = _PUBLISHED.get(self)
+        if cache is None:
+            cache = _PUBLISHED[self] = {}
+        if "proba_scale_" not in cache:
+            cache["proba_scale_"] = fit_scale(self._state)
+        return cache["proba_scale_"]
 
     # ------------------------------------------------------------------
     # Validation and the public API
     # ------------------------------------------------------------------
     def _validate_X(self, X, reset):
+        if not reset and self._lean_rows(X):
+            return X
         return _check_rows(self, X, reset, nonneg=False)
+
+    def _lean_rows(self, X):
+        """Whether validation would return ``X`` unchanged (a fitted stream).
+
+        A C-contiguous float64 array of the fitted width, finite, where no
+        feature names are expected: a few cheap tests prove it. Anything
+        else goes through ``validate_data`` and its messages.
+        """
+        return (
+            type(X) is np.ndarray
+            and X.dtype == np.float64
+            and X.ndim == 2
+            and X.flags.c_contiguous
+            and X.shape[0] > 0
+            and "_state" in vars(self)
+            and X.shape[1] == self.n_features_in_
+            and "feature_names_in_" not in vars(self)
+            and bool(np.isfinite(X).all())
+        )
 
     # The class weights of the kernel estimators: multipliers of the sample
     # weights of each class, validated alike.
@@ -801,7 +840,6 @@ class Winnow(ClassifierMixin, BaseEstimator):
         self._publish()
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Play the rows of ``(X, y)`` as the next rounds of the stream.
 
@@ -827,7 +865,74 @@ class Winnow(ClassifierMixin, BaseEstimator):
         self : object
             The updated estimator.
         """
+        lean = self._lean_fit_input(X, y, classes, sample_weight)
+        if lean is not None:
+            return self._atomic(self._partial_fit_lean, X, *lean)
+        return self._partial_fit_checked(X, y, classes, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_checked(self, X, y, classes, sample_weight):
         return self._atomic(self._partial_fit, X, y, classes, sample_weight)
+
+    def _lean_fit_input(self, X, y, classes, sample_weight):
+        """``(y_enc, w)`` of a ``partial_fit`` call whose input needs no conversion.
+
+        What a few cheap tests prove for a fitted stream (the lean path of
+        small calls, as the kernel estimators have): a C-contiguous float64
+        array of the fitted width, finite, where no feature names are
+        expected; labels of known classes, of the kind of ``classes_``;
+        ``classes`` absent or the stream's; no sample weights, and class
+        weights (a dict) that are all positive on the call. None otherwise:
+        the full validation runs, with its messages.
+        """
+        if not (
+            sample_weight is None
+            and type(y) is np.ndarray
+            and y.ndim == 1
+            and self._lean_rows(X)
+            and y.shape == (X.shape[0],)
+        ):
+            return None
+        classes_ = self.classes_
+        if classes is not None and not (
+            type(classes) is np.ndarray and np.array_equal(classes, classes_)
+        ):
+            return None
+        kinds = (y.dtype.kind, classes_.dtype.kind)
+        if not (kinds[0] in "iu" and kinds[1] in "iu" or kinds[0] == kinds[1] and kinds[0] in "bU"):
+            return None
+        y_enc = np.searchsorted(classes_, y)
+        if y_enc.max() >= len(classes_) or not (classes_[y_enc] == y).all():
+            return None  # an unseen class: the full validation says so
+        if self.class_weight is None:
+            w = np.ones(X.shape[0])
+        elif isinstance(self.class_weight, dict):
+            w = self._class_weights(classes_, y)[y_enc]
+            if not np.all(w > 0):
+                return None  # rows that are not played: the full path drops them
+        else:
+            return None
+        return y_enc, w
+
+    def _partial_fit_lean(self, X, y_enc, w):
+        """:meth:`_partial_fit` for input that :meth:`_lean_fit_input` accepted."""
+        self._validate_params()
+        self._check_stream_continues()
+        progress = _Progress(self, self.verbose_interval) if self.verbose else None
+        self._play(X, y_enc, w, on_block=progress)
+        self.n_iter_ = 1
+        self._publish()
+        return self
+
+    def _validate_params(self):
+        # A stream validates its parameters on every call: skip the values
+        # already found valid (the same objects), as the kernel estimators do.
+        values = tuple(getattr(self, name) for name in self._parameter_constraints)
+        last = _VALIDATED.get(self)
+        if last is not None and all(a is b for a, b in zip(values, last)):
+            return
+        super()._validate_params()
+        _VALIDATED[self] = values
 
     def _partial_fit(self, X, y, classes, sample_weight):
         if self.class_weight == "balanced":

@@ -61,13 +61,16 @@ class _RiverClassifier(_river_base.Classifier):
         for name, value in params.items():
             setattr(self, name, value)
         self.estimator_ = None
+        self._fast_labels = False
         labels = (False, True) if classes is None else sorted(set(classes))
         if len(labels) < 2:
             raise ValueError(f"classes must hold at least two labels; got {classes!r}.")
         self._labels = np.array(labels)
         # The position of each label, and the one-row label array of each
         # (views of the sorted labels: what partial_fit validates cheaply).
-        self._label_index = {label: j for j, label in enumerate(self._labels.tolist())}
+        # The labels as Python objects, in the order of the estimator's classes.
+        self._label_list = self._labels.tolist()
+        self._label_index = {label: j for j, label in enumerate(self._label_list)}
         self._label_rows = [self._labels[j : j + 1] for j in range(len(labels))]
         self._columns = None if features is None else tuple(features)
         self._column_index = None
@@ -111,8 +114,14 @@ class _RiverClassifier(_river_base.Classifier):
                 f"The label {y!r} is not one of the classes {self._labels.tolist()}: "
                 "declare every label of the stream with classes=."
             )
-        if self.estimator_ is not None:
-            self.estimator_.partial_fit(self._row(x), self._label_rows[j])
+        estimator = self.estimator_
+        if estimator is not None:
+            # The compiled one-row path reads the dict itself; anything it
+            # does not take (a value that is not a finite number, a stream
+            # it does not cover) goes through partial_fit and its messages.
+            fast = self._fast_labels and estimator._partial_fit_event(x, self._column_index, j)
+            if not fast:
+                estimator.partial_fit(self._row(x), self._label_rows[j])
             return
         # The first event: the columns are fixed only once it is learnt.
         declared = self._columns is not None
@@ -131,6 +140,10 @@ class _RiverClassifier(_river_base.Classifier):
                 self._columns = self._column_index = None
             raise
         self.estimator_ = estimator
+        # The positions of the labels are those of the estimator's classes.
+        self._fast_labels = hasattr(estimator, "_partial_fit_event") and np.array_equal(
+            estimator.classes_, self._labels
+        )
 
     def predict_proba_one(self, x):
         """Probability of each class for the event ``x``.
@@ -147,10 +160,14 @@ class _RiverClassifier(_river_base.Classifier):
             estimator's ``predict_proba``, uniform before any event was
             learnt.
         """
-        labels = self._labels.tolist()
+        labels = self._label_list
         if self.estimator_ is None:
             return dict.fromkeys(labels, 1.0 / len(labels))
-        estimator, row = self.estimator_, self._row(x)
+        estimator = self.estimator_
+        proba = self._fast_labels and estimator._event_scores(x, self._column_index, True)
+        if proba:
+            return dict(zip(labels, proba))
+        row = self._row(x)
         if hasattr(estimator, "predict_proba"):
             proba = estimator.predict_proba(row)[0].tolist()
         else:  # an estimator without probabilities: its prediction is certain
@@ -173,7 +190,22 @@ class _RiverClassifier(_river_base.Classifier):
         """
         if self.estimator_ is None:
             return self._labels.tolist()[0]
+        scores = self._scores(x)
+        if scores is not None:
+            # As predict: classes_[1] on a positive score, else the first
+            # class of the highest score.
+            if type(scores) is float:
+                j = int(scores > 0)
+            else:
+                j = max(range(len(scores)), key=scores.__getitem__)
+            return self._label_list[j]
         return self.estimator_.predict(self._row(x))[0].item()
+
+    def _scores(self, x):
+        """The estimator's scores of ``x`` on its compiled one-row path, or None."""
+        if not self._fast_labels:
+            return None
+        return self.estimator_._event_scores(x, self._column_index)
 
     @classmethod
     def _unit_test_params(cls):

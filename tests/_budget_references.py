@@ -319,8 +319,15 @@ def pa_rule(C, loss):
 
 # The estimators whose support set only grows, with the step of their rule.
 GROWING_CASES = {
-    "perceptron": (lambda **kw: KernelPerceptron(**kw), perceptron_rule),
-    "stoptron": (lambda **kw: Stoptron(budget=25, **kw), stoptron_rule(25)),
+    # The references play the last hypothesis (the defaults average).
+    "perceptron": (
+        lambda **kw: KernelPerceptron(**{"average": False, **kw}),
+        perceptron_rule,
+    ),
+    "stoptron": (
+        lambda **kw: Stoptron(budget=25, **{"average": False, **kw}),
+        stoptron_rule(25),
+    ),
     "pa1": (lambda **kw: KernelPassiveAggressive(C=0.3, **kw), pa_rule(0.3, "hinge")),
     "pa2": (
         lambda **kw: KernelPassiveAggressive(C=0.7, loss="squared_hinge", **kw),

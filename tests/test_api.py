@@ -205,7 +205,7 @@ def test_chi2_kernel_needs_non_negative_dense_data():
     assert KernelPerceptron(kernel="chi2", random_state=0).fit(Xro, y).score(Xro, y) > 0.8
 
 
-@pytest.mark.parametrize("params", [{"average": True}, {"gamma": 0.7}, {"kernel": "linear"}])
+@pytest.mark.parametrize("params", [{"average": "vote"}, {"gamma": 0.7}, {"kernel": "linear"}])
 def test_stream_parameters_cannot_change_mid_stream(params):
     X, y = blobs(100)
     est = KernelPerceptron(gamma=0.3).partial_fit(X, y, classes=[0, 1])

@@ -35,22 +35,27 @@ def _last(kw):
     return {"max_iter": 5, "average": False, **kw}
 
 
+def _online(kw):
+    """The last hypothesis, as the references play it (the defaults average)."""
+    return {"average": False, **kw}
+
+
 # name -> (estimator factory, reference factory); both take the budget.
 CASES = {
     "forgetron": (
-        lambda B, **kw: Forgetron(B, **kw),
+        lambda B, **kw: Forgetron(B, **_online(kw)),
         lambda cl, B, **kw: RefForgetron(cl, B, **kw),
     ),
     "forgetron-0.8": (
-        lambda B, **kw: Forgetron(B, shrink=0.8, **kw),
+        lambda B, **kw: Forgetron(B, shrink=0.8, **_online(kw)),
         lambda cl, B, **kw: RefForgetron(cl, B, shrink=0.8, **kw),
     ),
     "remove-oldest": (
-        lambda B, **kw: Forgetron(B, shrink=1.0, **kw),
+        lambda B, **kw: Forgetron(B, shrink=1.0, **_online(kw)),
         lambda cl, B, **kw: RefForgetron(cl, B, shrink=1.0, **kw),
     ),
     "rbp": (
-        lambda B, **kw: RandomizedBudgetPerceptron(B, **kw),
+        lambda B, **kw: RandomizedBudgetPerceptron(B, **_online(kw)),
         lambda cl, B, **kw: RefRBP(cl, B, **kw),
     ),
     "budget": (
@@ -302,7 +307,8 @@ def test_forgetron_small_shrink_stays_finite():
     # 0.05^300 underflows: the weights of the oldest members become exactly
     # zero rather than subnormal, and nothing becomes NaN or inf.
     X, y = make_stream(4000, 2, seed=5)
-    est = Forgetron(300, shrink=0.05, gamma=GAMMA).partial_fit(X, y, classes=np.unique(y))
+    est = Forgetron(300, shrink=0.05, gamma=GAMMA, average=False)
+    est.partial_fit(X, y, classes=np.unique(y))
     a = np.abs(est.dual_coef_)
     assert np.all(np.isfinite(a))
     assert a.max() == 0.05  # the newest member, shrunk once

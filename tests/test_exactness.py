@@ -154,7 +154,7 @@ def test_updates_at_block_edges():
     classes = np.unique(y)
     ref = reference_run(X, y, classes, perceptron_rule, "rbf", dict(gamma=0.5))
     assert set(far) <= set(ref[1].tolist())
-    est = KernelPerceptron(gamma=0.5).partial_fit(X, y, classes=classes)
+    est = KernelPerceptron(gamma=0.5, average=False).partial_fit(X, y, classes=classes)
     assert_same(est, ref)
 
 
@@ -194,7 +194,7 @@ def test_fit_plays_shuffled_epochs(case, average):
 def test_fit_stops_after_an_epoch_without_update():
     X = np.array([[-2.0, 0.0], [2.0, 0.0]] * 10)
     y = np.array([0, 1] * 10)
-    est = KernelPerceptron(kernel="linear", max_iter=50, shuffle=False).fit(X, y)
+    est = KernelPerceptron(kernel="linear", max_iter=50, shuffle=False, average=False).fit(X, y)
     assert est.n_iter_ == 2  # one epoch with the first mistake, one clean
     assert est.n_mistakes_ == 1
 
@@ -204,7 +204,8 @@ def test_sample_weight_scales_steps_and_zero_weight_drops_rows():
     classes = np.unique(y)
     w = np.random.RandomState(0).uniform(0.1, 3.0, size=300)
     w[::7] = 0.0
-    est = KernelPerceptron(gamma=0.5).partial_fit(X, y, classes=classes, sample_weight=w)
+    est = KernelPerceptron(gamma=0.5, average=False)
+    est.partial_fit(X, y, classes=classes, sample_weight=w)
     keep = w > 0
     ref = reference_run(
         X[keep],
@@ -265,7 +266,7 @@ def test_removed_large_member_cannot_hide_a_later_mistake():
             mistakes += 1
             members = (members + [(t, w[t] * y[t])])[-3:]
     assert mistakes == 5
-    est = Forgetron(budget=3, shrink=1.0, kernel="linear")
+    est = Forgetron(budget=3, shrink=1.0, kernel="linear", average=False)
     est.partial_fit(X, y, classes=[-1, 1], sample_weight=w)
     assert est.n_mistakes_ == mistakes
     np.testing.assert_array_equal(est.support_, [i for i, _ in members])

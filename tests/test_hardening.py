@@ -278,7 +278,9 @@ def test_step_parameters_may_change_between_calls(name, param, value):
 def test_a_huge_budget_allocates_nothing_upfront(name):
     X, y = data()
     est = make(name, budget=10**10).fit(X, y)
-    assert est._state["alpha"].shape[0] <= 2 * len(y) + 16
+    # Capacity grows with the rows played (doubling, blocks cut at the
+    # checkpoints of the averaged models' probabilities), never with the budget.
+    assert est._state["alpha"].shape[0] <= 4 * len(y) + 16
     assert est.score(X, y) > 0.5
 
 

@@ -4,6 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_expit, softmax
 from sklearn.datasets import make_blobs
@@ -12,6 +13,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 import sklearn_budget
 from sklearn_budget._base import BaseKernelOnlineClassifier
+from sklearn_budget._calibration import new_bins, record_margins
 
 ONLINE_KERNEL = [
     n
@@ -76,7 +78,7 @@ def progressive_margins(est, X, y, classes):
 def test_scale_is_the_maximum_likelihood_on_the_progressive_margins(name, centers):
     X, y = blobs(200, centers, seed=1)
     classes = np.unique(y)
-    est = make(name)
+    est = make(name, average=False)
     m = progressive_margins(est, X, y, classes)
     # Platt's smoothed targets, per class; the softmax with the other
     # classes at the runner-up's score.
@@ -107,13 +109,145 @@ def test_split_stream_and_pickling_give_the_same_probabilities(name):
     np.testing.assert_allclose(split.predict_proba(X), one.predict_proba(X), rtol=1e-9)
 
 
-def test_only_the_first_epoch_of_fit_is_out_of_sample():
+def rkhs_norm(est):
+    K = pairwise_kernels(est.support_vectors_, metric="rbf", gamma=0.5)
+    return np.sqrt(np.einsum("ci,ij,cj->", est.dual_coef_, K, est.dual_coef_))
+
+
+@pytest.mark.parametrize("centers", [2, 3])
+def test_only_the_first_epoch_of_fit_is_out_of_sample(centers):
+    X, y = blobs(300, centers, seed=3)
+    once = make("KernelPerceptron", average=False, max_iter=1, shuffle=False).fit(X, y)
+    more = make("KernelPerceptron", average=False, max_iter=4, shuffle=False).fit(X, y)
+    for name in ("cal_counts", "cal_sums"):
+        np.testing.assert_array_equal(once._state[name], more._state[name])
+    np.testing.assert_array_equal(once._state["cal_n"], np.bincount(y))
+
+
+@pytest.mark.parametrize("centers", [2, 3])
+def test_budgeted_sgd_brings_the_first_epoch_to_the_final_model(centers):
+    # The later epochs record nothing: the first epoch's margins, brought to
+    # the final model by the ratio of the norms of the two models.
+    X, y = blobs(300, centers, seed=3)
+    name, average = "BudgetedSGDClassifier", False
+    once = make(name, average=average, max_iter=1, shuffle=False, tol=None).fit(X, y)
+    more = make(name, average=average, max_iter=4, shuffle=False, tol=None).fit(X, y)
+    assert more.n_iter_ == 4
+    np.testing.assert_array_equal(once._state["cal_n"], np.bincount(y))
+    np.testing.assert_array_equal(more._state["cal_n"], np.bincount(y))
+    np.testing.assert_allclose(
+        more._state["cal_counts"].sum(axis=1), once._state["cal_counts"].sum(axis=1), rtol=1e-12
+    )
+    ratio = rkhs_norm(more) / rkhs_norm(once)
+    assert abs(np.log(ratio)) > 0.05  # the test shows the rescaling
+    np.testing.assert_allclose(
+        more._state["cal_sums"].sum(), ratio * once._state["cal_sums"].sum(), rtol=1e-9
+    )
+    # Bins whose scaled means meet are merged (5% wide).
+    np.testing.assert_allclose(more.proba_scale_, once.proba_scale_ / ratio, rtol=1e-3)
+
+
+def test_the_bounded_average_keeps_the_first_epochs_margins():
     X, y = blobs(300, 2, seed=3)
-    once = make("KernelPerceptron", max_iter=1, shuffle=False).fit(X, y)
-    more = make("KernelPerceptron", max_iter=4, shuffle=False).fit(X, y)
-    np.testing.assert_array_equal(once._state["cal_counts"], more._state["cal_counts"])
-    np.testing.assert_array_equal(once._state["cal_sums"], more._state["cal_sums"])
-    np.testing.assert_array_equal(once._state["cal_n"], [np.sum(y == 0), np.sum(y == 1)])
+    once = make("Forgetron", average=True, max_iter=1, tol=None).fit(X, y)
+    more = make("Forgetron", average=True, max_iter=3, tol=None).fit(X, y)
+    for name in ("cal_counts", "cal_sums", "cal_n"):
+        np.testing.assert_array_equal(once._state[name], more._state[name])
+
+
+def checkpoints(n):
+    """Rounds after which the averaged hypothesis is taken: every round up
+    to 16, then multiples of 2^(k - 3) for rounds in [2^k, 2^(k + 1))."""
+    out, t = [], 1
+    while t <= n:
+        out.append(t)
+        k = int(np.floor(np.log2(t)))
+        t += 1 if t < 16 else 2 ** (k - 3)
+    return out
+
+
+def averaged_margins(est, X, y, classes):
+    """Margins of each row under the averaged model of the last checkpoint
+    before it, from the public model of a stream played one row at a time."""
+    cps = set(checkpoints(len(y)))
+    margins, f_model = [], None
+    for i in range(len(y)):
+        if f_model is None:
+            f = np.zeros(1 if len(classes) == 2 else len(classes))
+        else:
+            f = np.atleast_1d(f_model.decision_function(X[i : i + 1])[0])
+        if len(classes) == 2:
+            margins.append((1 if y[i] == classes[1] else -1) * f[0])
+        else:
+            c = list(classes).index(y[i])
+            margins.append(f[c] - np.max(np.delete(f, c)))
+        est.partial_fit(X[i : i + 1], y[i : i + 1], classes=classes)
+        if i + 1 in cps:
+            f_model = pickle.loads(pickle.dumps(est))
+    return np.array(margins)
+
+
+@pytest.mark.parametrize("centers", [2, 3])
+@pytest.mark.parametrize("name", ["KernelPerceptron", "Forgetron", "BudgetedSGDClassifier"])
+def test_averaged_models_record_the_margins_of_the_average(name, centers):
+    X, y = blobs(300, centers, seed=6)
+    classes = np.unique(y)
+    ref = make(name, average=True)
+    m = averaged_margins(ref, X, y, classes)
+    est = make(name, average=True).partial_fit(X, y, classes=classes)
+    # The same bins as the reference margins give, with round t weighing t.
+    bins = new_bins(len(classes))
+    cls = np.searchsorted(classes, y)
+    record_margins(bins, m, cls, np.ones(len(y)), np.arange(1.0, len(y) + 1))
+    np.testing.assert_array_equal(est._state["cal_counts"] > 0, bins["cal_counts"] > 0)
+    np.testing.assert_allclose(est._state["cal_counts"], bins["cal_counts"], rtol=1e-12)
+    np.testing.assert_allclose(est._state["cal_sums"], bins["cal_sums"], rtol=1e-9, atol=1e-9)
+    # Not the online hypotheses' margins.
+    online = progressive_margins(make(name, average=False), X, y, classes)
+    assert not np.allclose(online, m)
+
+
+@pytest.mark.parametrize("name", ["Forgetron", "KernelPerceptron", "TighterBudgetPerceptron"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_averaged_margins_are_split_invariant_and_pickle(name, sparse):
+    X, y = blobs(700, 3, seed=7)
+    if sparse:
+        X = sp.csr_matrix(X)
+    one = make(name, average=True).partial_fit(X, y, classes=[0, 1, 2])
+    split = make(name, average=True)
+    for a, b in ((0, 1), (1, 17), (17, 300), (300, 301), (301, 700)):
+        split.partial_fit(X[a:b], y[a:b], classes=[0, 1, 2])
+        split = pickle.loads(pickle.dumps(split))
+    for key in ("cal_counts", "cal_sums", "cal_n"):
+        np.testing.assert_allclose(split._state[key], one._state[key], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(split.proba_scale_, one.proba_scale_, rtol=1e-12)
+
+
+def test_a_failed_call_leaves_the_bins_and_the_checkpoint_as_they_were():
+    X, y = blobs(600, 3, seed=8)
+    est = make("Forgetron", average=True).partial_fit(X[:100], y[:100], classes=[0, 1, 2])
+    before = {k: a.copy() for k, a in est._state.items() if k.startswith("cal_")}
+    taken = []
+    original = est._take_checkpoint
+
+    def interrupted():
+        original()
+        taken.append(1)
+        if len(taken) == 3:
+            raise KeyboardInterrupt
+
+    est._take_checkpoint = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        est.partial_fit(X[100:], y[100:])
+    del est._take_checkpoint
+    assert len(taken) == 3
+    assert sorted(k for k in est._state if k.startswith("cal_")) == sorted(before)
+    for k, a in before.items():
+        np.testing.assert_array_equal(est._state[k], a)
+    # The stream goes on as if the call had not been made.
+    est.partial_fit(X[100:], y[100:])
+    ref = make("Forgetron", average=True).partial_fit(X, y, classes=[0, 1, 2])
+    np.testing.assert_allclose(est._state["cal_sums"], ref._state["cal_sums"], rtol=1e-12)
 
 
 def test_probabilities_are_calibrated_on_held_out_data():
@@ -130,10 +264,40 @@ def test_probabilities_are_calibrated_on_held_out_data():
     assert log_loss(y[2000:], p) < log_loss(y[2000:], raw)
 
 
-def test_memory_of_the_calibration_does_not_grow():
-    X, y = blobs(2000, 3, seed=5)
-    est = make("Forgetron")
+@pytest.mark.parametrize("average", [False, True])
+def test_memory_of_the_calibration_does_not_grow(average):
+    X, y = blobs(4000, 3, seed=5)
+    est = make("Forgetron", average=average)
+
+    def size():
+        return sum(a.nbytes for k, a in est._state.items() if k.startswith("cal_"))
+
     est.partial_fit(X[:100], y[:100], classes=[0, 1, 2])
-    size = est._state["cal_counts"].nbytes + est._state["cal_sums"].nbytes
-    est.partial_fit(X[100:], y[100:])
-    assert est._state["cal_counts"].nbytes + est._state["cal_sums"].nbytes == size
+    sizes = []
+    for start in range(100, 4000, 300):
+        est.partial_fit(X[start : start + 300], y[start : start + 300])
+        sizes.append(size())
+    # The bins, and with averaging the average of the last checkpoint, at
+    # most ``budget`` members.
+    bound = 2 * 3 * 2048 * 8 + 3 * 8 + (8 + 15 * (2 + 3) * 8 if average else 0)
+    assert max(sizes) <= bound
+    if average:
+        assert est._state["cal_avg_sv"].shape[0] <= 15
+
+
+@pytest.mark.parametrize("name", ["Forgetron", "BudgetedSGDClassifier", "KernelPerceptron"])
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("rows", [1, 3])
+def test_huge_sample_weights_keep_the_probabilities_finite(name, average, rows):
+    # w t and w t m overflowed the bins (inf, then a NaN scale) for sample
+    # weights near the largest double; one-row calls take the compiled path.
+    X, y = blobs(200, 2, seed=6)
+    est = make(name, average=average).fit(X, y)
+    for start in range(0, 6, rows):
+        est.partial_fit(X[start : start + rows], y[start : start + rows], sample_weight=[1e308] * rows)
+    assert np.isfinite(est.proba_scale_) and est.proba_scale_ > 0
+    p = est.predict_proba(X)
+    assert np.isfinite(p).all()
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    for name_ in ("cal_counts", "cal_sums", "cal_n"):
+        assert np.isfinite(est._state[name_]).all()

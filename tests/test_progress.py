@@ -116,8 +116,16 @@ def test_fit_prints_one_line_per_epoch_with_the_reference_counts(capsys):
 
 def test_fit_with_verbose_2_also_reports_within_epochs(capsys):
     X, y = blobs(1000, seed=2)
+    # The last hypothesis: an averaged model also ends blocks at the
+    # checkpoints of its probabilities.
     est = KernelPerceptron(
-        gamma=GAMMA, max_iter=2, shuffle=False, tol=None, verbose=2, verbose_interval=300
+        gamma=GAMMA,
+        max_iter=2,
+        shuffle=False,
+        tol=None,
+        verbose=2,
+        verbose_interval=300,
+        average=False,
     )
     est.fit(X, y)
     lines = parse(capsys.readouterr().out)
@@ -133,7 +141,7 @@ def test_fit_with_verbose_2_also_reports_within_epochs(capsys):
 
 def test_partial_fit_reports_every_interval_of_the_stream(capsys):
     X, y = blobs(1300, seed=3)
-    est = KernelPerceptron(gamma=GAMMA, verbose=1, verbose_interval=100)
+    est = KernelPerceptron(gamma=GAMMA, verbose=1, verbose_interval=100, average=False)
     for start in range(0, 300, 30):  # many short calls
         est.partial_fit(X[start : start + 30], y[start : start + 30], classes=[0, 1])
     short = parse(capsys.readouterr().out)

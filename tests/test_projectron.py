@@ -258,7 +258,8 @@ def test_eta_zero_is_the_perceptron(kernel, kernel_params, dim):
     n_features = 6 if kernel == "linear" else 3
     X = rng.randn(1500, n_features)
     y = (X @ rng.randn(n_features) + 0.5 * X[:, 0] ** 2 + 0.5 * rng.randn(1500) > 0).astype(int)
-    perceptron = KernelPerceptron(kernel=kernel, **kernel_params).partial_fit(X, y, classes=[0, 1])
+    perceptron = KernelPerceptron(kernel=kernel, average=False, **kernel_params)
+    perceptron.partial_fit(X, y, classes=[0, 1])
     est = Projectron(eta=0.0, kernel=kernel, **kernel_params).partial_fit(X, y, classes=[0, 1])
     assert est.n_mistakes_ == perceptron.n_mistakes_
     assert len(est.support_) <= dim < len(perceptron.support_)

@@ -15,12 +15,18 @@ import pytest
 from conftest import import_or_skip
 
 import sklearn_budget
+from sklearn_budget import _base
 
 river = import_or_skip("river", "SKLEARN_BUDGET_REQUIRE_RIVER")
 from river import checks  # noqa: E402
 from river import datasets as river_datasets  # noqa: E402
 
 import sklearn_budget.river as sbr  # noqa: E402
+
+
+def on_path(est):
+    """Whether the compiled one-row path of ``est`` is built (its calls took it)."""
+    return type(_base._ONE_ROW.get(est)) is _base._OneRowPath
 
 NAMES = sbr.__all__
 
@@ -63,8 +69,8 @@ def _stream(n=300, n_features=5, n_classes=2, seed=0):
     return X, y, [dict(zip(keys, row.tolist())) for row in X]
 
 
-def _sklearn_params(name):
-    params = dict(random_state=0)
+def _sklearn_params(name, **kw):
+    params = dict(random_state=0, **kw)
     if "gamma" in getattr(sklearn_budget, name)().get_params():
         params["gamma"] = 0.5
     if "budget" in getattr(sklearn_budget, name)().get_params():
@@ -72,10 +78,17 @@ def _sklearn_params(name):
     return params
 
 
+# With the last hypothesis, the classes of the kernel estimators learn on
+# the compiled one-row path (and predict from it); averaged, through
+# partial_fit.
+AVERAGE = [{}] + [{"average": a} for a in (False, True)]
+
+
+@pytest.mark.parametrize("kw", AVERAGE, ids=["default", "last", "averaged"])
 @pytest.mark.parametrize("name", NAMES)
-def test_events_give_the_model_of_one_partial_fit_call(name):
+def test_events_give_the_model_of_one_partial_fit_call(name, kw):
     X, y, events = _stream()
-    params = _sklearn_params(name)
+    params = _sklearn_params(name, **kw)
     model = getattr(sbr, name)(**params)
     for x, label in zip(events, y):
         model.learn_one(x, bool(label))
@@ -87,6 +100,11 @@ def test_events_give_the_model_of_one_partial_fit_call(name):
     proba = model.predict_proba_one(events[0])
     assert set(proba) == {False, True}
     np.testing.assert_allclose([proba[False], proba[True]], ref.predict_proba(X[:1])[0])
+    expected = ref.predict_proba(X[:50])
+    got = [model.predict_proba_one(x) for x in events[:50]]
+    np.testing.assert_allclose([[p[False], p[True]] for p in got], expected, rtol=1e-9, atol=1e-12)
+    fast = est.average is False and name != "Winnow"
+    assert on_path(est) == fast
 
 
 def state_of(est):
@@ -170,3 +188,52 @@ def test_a_refused_first_event_fixes_nothing():
     assert pickle.dumps(model) == fresh
     model.learn_one({"c": 1.0, "b": 2.0}, True)
     assert model._columns == ("b", "c")
+
+
+@pytest.mark.parametrize("name", ["Forgetron", "ProjectronPlusPlus", "Projectron"])
+def test_multiclass_events_on_the_compiled_path(name):
+    X, y, events = _stream(n=200, n_classes=3)
+    labels = np.array(["a", "b", "c"])[y]
+    params = _sklearn_params(name, average=False)
+    model = getattr(sbr, name)(classes=("a", "b", "c"), **params)
+    for x, label in zip(events, labels):
+        model.learn_one(x, str(label))
+    ref = getattr(sklearn_budget, name)(**params).partial_fit(X, labels, classes=["a", "b", "c"])
+    assert state_of(model.estimator_) == state_of(ref)
+    assert [model.predict_one(x) for x in events] == ref.predict(X).tolist()
+    got = [model.predict_proba_one(x) for x in events[:40]]
+    np.testing.assert_allclose(
+        [[p[c] for c in "abc"] for p in got], ref.predict_proba(X[:40]), rtol=1e-9, atol=1e-12
+    )
+
+
+def test_odd_values_of_events_on_the_compiled_path():
+    # Values the compiled path does not convert go through partial_fit:
+    # the same model as the numbers they stand for, or partial_fit's error.
+    X, y, events = _stream(n=60)
+    params = _sklearn_params("Forgetron", average=False)
+    model = sbr.Forgetron(**params)
+    for x, label in zip(events[:30], y[:30]):
+        model.learn_one(x, bool(label))
+    odd = []
+    for x in events[30:]:
+        x = dict(x)
+        x["f0"] = str(x["f0"])  # a numeric string: numpy converts it
+        x["f1"] = np.float32(x["f1"])
+        x["f2"] = int(x["f2"] > 0)
+        x["extra"] = "ignored"
+        odd.append(x)
+    for x, label in zip(odd, y[30:]):
+        model.learn_one(x, bool(label))
+    rows = np.array([[float(x[f"f{j}"]) for j in range(5)] for x in odd])
+    ref = sklearn_budget.Forgetron(**params).partial_fit(X[:30], y[:30], classes=[False, True])
+    ref.partial_fit(rows, y[30:])
+    assert state_of(model.estimator_) == state_of(ref)
+    before = pickle.dumps(model)
+    for bad, match in [(float("inf"), "infinity"), (None, "NaN"), ("text", "could not|convert")]:
+        with pytest.raises(ValueError, match=match):
+            model.learn_one({"f0": bad}, True)
+        assert model.predict_one({"f0": 1.0, "f1": 2.0}) in (False, True)
+        with pytest.raises(ValueError, match=match):
+            model.predict_one({"f0": bad})
+    assert pickle.dumps(model) == before

@@ -223,7 +223,7 @@ def test_warm_started_fit_continues_the_vote():
 
 def test_vote_plays_the_same_stream_as_the_last_hypothesis():
     X, y = make_stream(300, 3, False, seed=3)
-    last = KernelPerceptron(gamma=GAMMA, random_state=0).fit(X, y)
+    last = KernelPerceptron(gamma=GAMMA, random_state=0, average=False).fit(X, y)
     voted = KernelPerceptron(gamma=GAMMA, random_state=0, average="vote").fit(X, y)
     assert voted.n_mistakes_ == last.n_mistakes_
     np.testing.assert_array_equal(voted.support_, last.support_)

@@ -99,7 +99,7 @@ def polynomial_kernel(X):
 def _estimator(algorithm, budget, kernel):
     # average=False: the online error is that of the hypotheses played.
     if algorithm == "Perceptron":
-        return KernelPerceptron(**kernel)
+        return KernelPerceptron(average=False, **kernel)
     if algorithm == "Forgetron":
         return Forgetron(budget=budget, shrink="self-tuned", average=False, **kernel)
     # CKS: the Perceptron update (beta = 0, as the Forgetron's), and the

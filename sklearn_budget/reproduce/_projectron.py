@@ -90,19 +90,23 @@ BOUNDED = ("Projectron", "Projectron++", "Forgetron", "RBP", "Stoptron")
 
 def _projectron_estimator(name, budget, gamma, seed):
     if name == "Perceptron":
-        return KernelPerceptron(gamma=gamma)
+        return KernelPerceptron(gamma=gamma, average=False)
     if name == "PA-I":
         # C = 1 so that PA-I's step is at most the Perceptron's (Sec. 5).
         return KernelPassiveAggressive(C=1.0, loss="hinge", gamma=gamma)
     if name == "Projectron":
-        return Projectron(eta="adaptive", U=forgetron_U(budget), gamma=gamma)
+        return Projectron(eta="adaptive", U=forgetron_U(budget), budget=None, gamma=gamma)
     if name == "Projectron++":
-        return ProjectronPlusPlus(eta="adaptive", U=forgetron_U(budget), gamma=gamma)
+        return ProjectronPlusPlus(
+            eta="adaptive", U=forgetron_U(budget), budget=None, gamma=gamma
+        )
     if name == "Forgetron":
-        return Forgetron(budget=budget, gamma=gamma)
+        return Forgetron(budget=budget, gamma=gamma, average=False)
     if name == "RBP":
-        return RandomizedBudgetPerceptron(budget=budget, gamma=gamma, random_state=seed)
-    return Stoptron(budget=budget, gamma=gamma)
+        return RandomizedBudgetPerceptron(
+            budget=budget, gamma=gamma, average=False, random_state=seed
+        )
+    return Stoptron(budget=budget, gamma=gamma, average=False)
 
 
 def _projectron_experiment(X, y, *, gamma, budgets, n_permutations, seed, n_jobs, progress):

@@ -89,7 +89,7 @@ def _weston_run(kind, budget, gamma, C, Xtr, ytr, Xte, yte):
         size = int(est.n_support_.sum())
     else:
         if kind == "Perceptron":
-            est = KernelPerceptron(gamma=gamma)
+            est = KernelPerceptron(gamma=gamma, average=False)
         elif kind == "Budget":
             est = BudgetPerceptron(budget=budget, beta=0.0, average=False, gamma=gamma)
         else:

@@ -1,0 +1,227 @@
+"""Iterative parameter mixing of budgeted kernel models.
+
+The steps of :class:`sklearn_budget.parallel.ParameterMixingClassifier`,
+kept free of any scheduler so that the same functions run in this process,
+in joblib workers or on a dask cluster:
+
+- :func:`train_shard`: a copy of the estimator, loaded with the mixed model
+  (``BaseKernelOnlineClassifier._load_expansion``), plays one pass over its
+  shard; it returns its function (support rows, coefficients and a *key* per
+  member), its round count, its number of updates and the bins of its
+  progressive margins;
+- :func:`mix`: the weighted sum of the shards' functions, as one expansion
+  over the union of their members (members with the same key are the same
+  point: their coefficients are summed);
+- :func:`compress`: the expansion brought back within the budget by the
+  pool of the bounded average (:func:`sklearn_budget._averaging.fold`), one
+  function at a time in the order of the expansion.
+
+A member's key is the index of its row in the training set, ``n_total + j``
+for member ``j`` of the model the shards started from when it is not a row
+(a merged point of budgeted SGD), or -1 for a point that a shard created.
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from ._averaging import fold, new_pool
+from ._base import _shuffle_rng
+from ._calibration import new_bins
+from ._kernels import Kernel
+from ._online_fast import KERNEL_CODES
+
+# The additive bins of the progressive margins (summed over the shards).
+_BINS = tuple(new_bins(2))
+
+
+def empty_start(n_features, n_rows, sparse):
+    """The model every shard starts from on the first mix: no member, round 0."""
+    rows = sp.csr_matrix((0, n_features)) if sparse else np.zeros((0, n_features))
+    return {
+        "sv": rows,
+        "coef": np.zeros((n_rows, 0)),
+        "keys": np.zeros(0, dtype=np.int64),
+        "rounds": 0,
+        "rule_state": {},
+    }
+
+
+def train_shard(estimator, start, X, y, sample_weight, offset, classes, seed, n_total):
+    """One pass of a copy of ``estimator`` over a shard, from the model ``start``.
+
+    ``X``, ``y``, ``sample_weight``: the shard's rows, rows ``offset`` to
+    ``offset + len(X)`` of the training set of ``n_total`` rows. ``seed``:
+    the copy's ``random_state`` and, when the estimator shuffles, the order
+    of the pass. Returns a dict (see the module's docstring).
+    """
+    X = X.tocsr() if sp.issparse(X) else np.asarray(X)
+    y = np.asarray(y)
+    n, m = X.shape[0], start["sv"].shape[0]
+    est = clone(estimator).set_params(random_state=seed, warm_start=False)
+    sample = X[:1]
+    if n == 0:
+        sample = sp.csr_matrix((1, X.shape[1])) if sp.issparse(X) else np.zeros((1, X.shape[1]))
+    # Loaded members are numbered after the shard's rows (which partial_fit
+    # numbers 0..n-1), so that both map back to their keys.
+    est._load_expansion(
+        sample,
+        classes,
+        start["sv"],
+        start["coef"],
+        index=n + np.arange(m),
+        rounds=start["rounds"],
+        rule_state=start["rule_state"],
+    )
+    if n == 0 or not _plays_a_row(estimator, y, sample_weight, classes):
+        # Nothing to play (rows of weight zero are never played): the shard's
+        # function is the one it started from, with the rule's scalars of
+        # the loaded model (those of a new stream on the first mix).
+        return {
+            **{k: start[k] for k in ("sv", "coef", "keys", "rounds")},
+            "rule_state": est._rule_summary(),
+            "updates": 0,
+            "mistakes": 0,
+            "rows": 0,
+            "bins": None,
+        }
+    order = _shuffle_rng(seed).permutation(n) if estimator.shuffle else np.arange(n)
+    w = None if sample_weight is None else np.asarray(sample_weight)[order]
+    est.partial_fit(X[order], y[order], sample_weight=w)
+    support = est.support_
+    keys = np.full(support.shape, -1, dtype=np.int64)
+    own = (support >= 0) & (support < n)
+    keys[own] = offset + order[support[own]]
+    loaded = support >= n
+    keys[loaded] = start["keys"][support[loaded] - n]
+    state = est._state
+    return {
+        "sv": est.support_vectors_,
+        "coef": est.dual_coef_,
+        "keys": keys,
+        "rounds": est._t,
+        "rule_state": est._rule_summary(),
+        "updates": int(state["counters"][3]),
+        "mistakes": int(state["counters"][2]),
+        "rows": n,
+        "bins": {k: state[k].copy() for k in _BINS},
+    }
+
+
+def _plays_a_row(estimator, y, sample_weight, classes):
+    """Whether a row of the shard has a positive weight times the weight of its class."""
+    w = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    if isinstance(estimator.class_weight, dict):
+        per_class = np.array([estimator.class_weight.get(c, 1.0) for c in classes.tolist()])
+        w = w * per_class[np.searchsorted(classes, y)]
+    return bool(np.any(w > 0))
+
+
+def mix_weights(results, mixing):
+    """Weight of each shard's function: uniform, or its share of the updates."""
+    S = len(results)
+    if mixing == "updates":
+        updates = np.array([r["updates"] for r in results], dtype=np.float64)
+        if updates.sum() > 0:
+            return updates / updates.sum()
+    return np.full(S, 1.0 / S)
+
+
+def _stack(parts):
+    if any(sp.issparse(p) for p in parts):
+        return sp.vstack([sp.csr_matrix(p) for p in parts], format="csr")
+    return np.concatenate(parts, axis=0)
+
+
+def mix(results, weights):
+    """``sum_s weights[s] f_s`` as one expansion: ``(rows, coef, keys)``.
+
+    Members with the same key (>= 0) are merged, their coefficients summed
+    in the order of the shards; they come first, sorted by key, then the
+    members of key -1 in the order of the shards. Also returns the mixed
+    round count (the weighted mean, rounded) and the weighted mean of the
+    rules' scalars.
+    """
+    rows = _stack([r["sv"] for r in results])
+    coef = np.hstack([w * r["coef"] for w, r in zip(weights, results)])
+    keys = np.concatenate([r["keys"] for r in results])
+    named = np.flatnonzero(keys >= 0)
+    unnamed = np.flatnonzero(keys < 0)
+    ukeys, first, inverse = np.unique(keys[named], return_index=True, return_inverse=True)
+    merged = np.zeros((coef.shape[0], ukeys.size))
+    np.add.at(merged.T, inverse.ravel(), coef[:, named].T)
+    take = np.concatenate([named[first], unnamed])
+    out_rows = rows[take]
+    out_coef = np.hstack([merged, coef[:, unnamed]])
+    out_keys = np.concatenate([ukeys, keys[unnamed]]).astype(np.int64)
+    rounds = int(np.rint(sum(w * r["rounds"] for w, r in zip(weights, results))))
+    rule_state = {}
+    for name in results[0]["rule_state"]:
+        rule_state[name] = sum(w * r["rule_state"][name] for w, r in zip(weights, results))
+    return out_rows, out_coef, out_keys, rounds, rule_state
+
+
+def make_kernel(estimator):
+    """The kernel of ``estimator``'s parameters (``gamma`` numeric) and its compiled code."""
+    kernel = Kernel(
+        estimator.kernel,
+        gamma=estimator.gamma,
+        degree=estimator.degree,
+        coef0=estimator.coef0,
+        kernel_params=estimator.kernel_params,
+    )
+    code = KERNEL_CODES.get(estimator.kernel) if isinstance(estimator.kernel, str) else None
+    return kernel, code
+
+
+def compress(kernel, kernel_code, rows, coef, keys, budget):
+    """The expansion ``(rows, coef, keys)`` brought within ``budget`` members.
+
+    Each function ``coef[:, j] k(rows[j], .)`` is folded into a pool of at
+    most ``budget`` members, in order (:func:`~sklearn_budget._averaging.fold`):
+    it is projected onto the pool's span when it lies in it, else joins, and
+    an overflowing pool loses the member whose removal, after the optimal
+    projection of its function onto the others, costs least in the RKHS
+    norm. The functions are folded ``budget`` at a time, so that no kernel
+    block exceeds ``2 budget`` columns. Returns ``(rows, coef, keys)`` of the
+    pool, oldest member (first to join) first.
+    """
+    n_rows = coef.shape[0]
+    pool = new_pool(n_rows)
+    pool_rows = rows[:0]
+    coef_t = np.ascontiguousarray(coef.T)
+    for start in range(0, rows.shape[0], budget):
+        sl = slice(start, start + budget)
+        pool_rows = fold(
+            pool, pool_rows, kernel, kernel_code, rows[sl], coef_t[sl], keys[sl], budget
+        )
+    n = int(pool["pool_ints"][0])
+    order = np.argsort(pool["pool_born"][:n], kind="stable")
+    return (
+        pool_rows[order],
+        np.ascontiguousarray(pool["pool_beta"][:n][order].T),
+        pool["pool_idx"][:n][order].copy(),
+    )
+
+
+def next_start(rows, coef, keys, rounds, rule_state, n_total):
+    """The model the shards of the next mix start from (keys of non-rows renamed)."""
+    keys = np.where((keys >= 0) & (keys < n_total), keys, n_total + np.arange(keys.size))
+    return {
+        "sv": rows,
+        "coef": coef,
+        "keys": keys.astype(np.int64),
+        "rounds": rounds,
+        "rule_state": rule_state,
+    }
+
+
+def sum_bins(results):
+    """The bins of the progressive margins of every shard, summed (they are additive)."""
+    bins = [r["bins"] for r in results if r["bins"] is not None]
+    if not bins:
+        return None
+    return {name: sum(b[name] for b in bins) for name in bins[0]}
