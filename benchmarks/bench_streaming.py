@@ -8,17 +8,20 @@ and ``predict_proba``, on the rows that follow, timed call by call; the
 table gives the median per call and its ratio to ``SGDClassifier``
 (``loss='log_loss'``, so that it has ``predict_proba``) measured in the same
 run. Every online estimator appears with ``average=False`` (the last
-hypothesis: the compiled one-row path of ``sklearn_budget._base``), and with
-its default ``average`` where that is another. Two more columns for
-``partial_fit``: the same one-row calls through the per-call path of
-``_play`` (the compiled one-row path switched off: what a one-row call cost
-before it), and the cost of a round inside one call of ``--calls`` rows
-(what the per-call cost is to be compared with).
+hypothesis), and with its default ``average`` where that is another (the
+average: the compiled one-row path of ``sklearn_budget._base`` plays both).
+More columns for ``partial_fit``: the mean per call (the median hides the
+rare costly calls: an averaged removal rule folds the members that leave
+into the average, and every round of a checkpoint takes the average), the
+same one-row calls through the per-call path of ``_play`` (the compiled
+one-row path switched off: what a one-row call cost before it), and the
+cost of a round inside one call of ``--calls`` rows (what the per-call cost
+is to be compared with).
 
 The second table does the same for the river classifiers of
-:mod:`sklearn_budget.river` (``learn_one``, ``predict_one``,
-``predict_proba_one`` on dict events, ``average=False``) against river's
-``linear_model.Perceptron`` (the ratios) and ``LogisticRegression``.
+:mod:`sklearn_budget.river` (``learn_one`` with its mean, ``predict_one``,
+``predict_proba_one`` on dict events, both ``average`` settings) against
+river's ``linear_model.Perceptron`` (the ratios) and ``LogisticRegression``.
 Finally, profiles of one-row ``partial_fit`` calls and of ``learn_one``
 show where the remaining time goes.
 
@@ -67,7 +70,7 @@ ESTIMATORS = [
     "Winnow",
 ]
 
-PARTIAL_FIT = ["partial_fit", "via _play", "per round"]
+PARTIAL_FIT = ["partial_fit", "partial_fit mean", "via _play", "per round"]
 PREDICT = ["predict", "decision_function", "predict_proba"]
 
 
@@ -104,14 +107,16 @@ def configurations(names):
     return rows
 
 
-def per_call(fn, args_list):
-    """Median seconds of ``fn(*args)`` over the argument tuples."""
+def per_call(fn, args_list, mean=False):
+    """Median seconds of ``fn(*args)`` over the argument tuples (and the mean)."""
     times = np.empty(len(args_list))
     clock = time.perf_counter
     for k, args in enumerate(args_list):
         t = clock()
         fn(*args)
         times[k] = clock() - t
+    if mean:
+        return float(np.median(times)), float(np.mean(times))
     return float(np.median(times))
 
 
@@ -138,7 +143,9 @@ def bench_sklearn(configs, X, y, warmup, calls, budget):
         slow = make_estimator(name, budget, X.shape[1], average)
         slow.partial_fit(X[:warmup], y[:warmup], classes=[0, 1])
         one = [(X[i : i + 1], y[i : i + 1]) for i in span]
-        timings = {"partial_fit": per_call(est.partial_fit, one)}
+        timings = dict(
+            zip(["partial_fit", "partial_fit mean"], per_call(est.partial_fit, one, mean=True))
+        )
         with without_one_row_path():
             timings["via _play"] = per_call(slow.partial_fit, one)
         t = time.perf_counter()
@@ -161,22 +168,23 @@ def river_learners():
     }
 
 
-def bench_river(names, X, y, warmup, calls, budget):
+def bench_river(configs, X, y, warmup, calls, budget):
     import sklearn_budget.river as sbr
 
     keys = [f"x{j}" for j in range(X.shape[1])]
     events = [dict(zip(keys, row.tolist())) for row in X]
     labels = [bool(v) for v in y]
     models = dict(river_learners())
-    for name in names:
-        kw = make_estimator(name, budget, X.shape[1], average=False).get_params()
-        models[f"sklearn_budget.river.{name}"] = getattr(sbr, name)(**kw)
+    for label, name, average in configs:
+        kw = make_estimator(name, budget, X.shape[1], average).get_params()
+        models[f"sklearn_budget.river.{label}"] = getattr(sbr, name)(**kw)
     rows = []
     for label, model in models.items():
         for x, t in zip(events[:warmup], labels[:warmup]):
             model.learn_one(x, t)
         span = range(warmup, warmup + calls)
-        timings = {"learn_one": per_call(model.learn_one, [(events[i], labels[i]) for i in span])}
+        learn = [(events[i], labels[i]) for i in span]
+        timings = dict(zip(["learn_one", "learn_one mean"], per_call(model.learn_one, learn, True)))
         for method in ("predict_one", "predict_proba_one"):
             timings[method] = per_call(getattr(model, method), [(events[i],) for i in span])
         rows.append((label, timings))
@@ -254,14 +262,14 @@ def main(argv=None):
         ]
         rows = median_of(runs)
         # Ratios: partial_fit columns to SGDClassifier.partial_fit.
-        to_fit = {m: "partial_fit" for m in PARTIAL_FIT}
+        to_fit = {"via _play": "partial_fit", "per round": "partial_fit"}
         out += ["", table(rows, PARTIAL_FIT + PREDICT, "SGDClassifier", to_fit)]
         if not args.no_river:
             runs = [
-                bench_river(names, X, y, args.warmup, args.calls, args.budget)
+                bench_river(configs, X, y, args.warmup, args.calls, args.budget)
                 for _ in range(args.repeats)
             ]
-            methods = ["learn_one", "predict_one", "predict_proba_one"]
+            methods = ["learn_one", "learn_one mean", "predict_one", "predict_proba_one"]
             out += ["", table(median_of(runs), methods, "river Perceptron")]
         load = os.getloadavg()
         out.append(f"\nload average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
@@ -270,10 +278,10 @@ def main(argv=None):
         keys = [f"x{j}" for j in range(X.shape[1])]
         events = [(dict(zip(keys, X[i].tolist())), bool(y[i])) for i in range(len(y))]
         for name in args.profile.split(","):
-            est = make_estimator(name, args.budget, args.features, average=False)
+            est = make_estimator(name, args.budget, args.features)
             est.partial_fit(X[: args.warmup], y[: args.warmup], classes=[0, 1])
             text = profile(est.partial_fit, [(X[i : i + 1], y[i : i + 1]) for i in span])
-            print(f"\nProfile of one-row {name}(average=False).partial_fit calls:\n{text}")
+            print(f"\nProfile of one-row {name}().partial_fit calls (defaults):\n{text}")
             if not args.no_river:
                 import sklearn_budget.river as sbr
 
@@ -281,7 +289,7 @@ def main(argv=None):
                 for x, t in events[: args.warmup]:
                     model.learn_one(x, t)
                 text = profile(model.learn_one, events[args.warmup :])
-                print(f"Profile of river {name}(average=False).learn_one:\n{text}")
+                print(f"Profile of river {name}().learn_one (defaults):\n{text}")
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(out) + "\n")

@@ -486,7 +486,7 @@ class _OneRowPath:
         n_features = state["Xs"].shape[1]
         engine = Engine(
             state["alpha"].shape[1],
-            False,
+            est._averages,
             est._keeps_gram,
             est._removes_members,
             True,
@@ -515,6 +515,7 @@ class _OneRowPath:
             sys.maxsize if direct else _max_direct_members(n_features),
             _CAL_HALF,
             *_CAL_LOG_RANGE,
+            est._averages,
         )
 
     def valid(self, est):
@@ -543,6 +544,9 @@ class _OneRowPath:
         saved = dict(own)
         published = _PUBLISHED.pop(est, None)
         hooks, rng_state, bins, arrays = self.hooks, None, None, None
+        # The undo record of what Python changes after the round of an
+        # averaged model (see below), and the lengths of the exact average's lists.
+        lazy = retired_lengths = None
         try:
             # The hooks may change any state array before the round.
             fast.begin(hooks == "python")
@@ -559,6 +563,9 @@ class _OneRowPath:
                     code = fast.play(y, w, kxx, est._n_seen, self.record)
             else:
                 code = fast.play(y, w, kxx, est._n_seen, self.record)
+            if code == 4:
+                # As _checkpoint_margins raises.
+                raise _nonfinite_scores(fast.row)
             if code:
                 what = (
                     "Non-finite scores at row 0 of the call"
@@ -566,14 +573,35 @@ class _OneRowPath:
                     else "Non-finite coefficients after the call"
                 )
                 raise ValueError(_overflow_message(fast.row, np.array([w]), what))
-            if hooks == "python":
-                est._block_end(rule, fast.row, None)
             if not self.record:
                 est._record_margins(
                     np.array([fast.margin]),
                     np.array([max(y, 0) if self.binary else y], dtype=np.intp),
                     np.array([w]),
                     np.array([float(state["counters"][1])]),
+                )
+            # Averaged models, in the order of _play: the members that left
+            # are folded into the average (a removal rule's update), and at a
+            # checkpoint round the average is taken. Both are Python's and
+            # change only arrays that the compiled undo does not keep (the
+            # pool, the checkpoint's): their undo record is _before_change's.
+            retired = fast.engine.retired() if fast.averaged else None
+            if retired is not None or fast.averaged and fast.checkpoint_due:
+                lazy = _UNDO[est] = {"_state": dict(state), "_lazy": set()}
+                retired_lengths = [len(kept) for kept in est._retired_lists()]
+            if retired is not None:
+                est._fold_retired(retired, None)
+            if hooks == "python":
+                est._block_end(rule, fast.row, None)
+            if lazy is not None:
+                if fast.checkpoint_due:
+                    est._take_checkpoint()
+                fast.rebind()
+            if fast.averaged and not est._average_is_finite():
+                raise ValueError(
+                    _overflow_message(
+                        fast.row, np.array([w]), "Non-finite averaged coefficients after the call"
+                    )
                 )
             est._n_seen = saved["_n_seen"] + 1
             est.n_iter_ = 1
@@ -584,6 +612,12 @@ class _OneRowPath:
             if arrays is not None:
                 state.clear()
                 state.update(arrays)
+            if lazy is not None:
+                for name, a in lazy["_state"].items():
+                    if name.startswith(_LAZY_UNDO_PREFIXES):
+                        state[name] = a
+                for kept, n in zip(est._retired_lists(), retired_lengths):
+                    del kept[n:]
             if bins is not None:
                 for k, a in bins.items():
                     np.copyto(state[k], a)
@@ -594,6 +628,9 @@ class _OneRowPath:
             if published is not None:
                 _PUBLISHED[est] = published
             raise
+        finally:
+            if lazy is not None:
+                _UNDO.pop(est, None)
 
     def proba_scale(self, est):
         """``est.proba_scale_``, kept until a round is played or undone.
@@ -953,24 +990,7 @@ class BaseKernelOnlineClassifier(
                 self._record_margins(margins, cls, w[sl], rounds)
             retired = engine.retired()
             if retired is not None:
-                ridx, racc, rX, rcol = retired
-                rX = rX if self._dense else Z[rcol]
-                if self._bounded_pool:
-                    self._before_change("pool_")
-                    self._pool_X = fold(
-                        self._state,
-                        self._pool_X,
-                        kernel,
-                        self._kernel_code,
-                        rX,
-                        racc,
-                        ridx,
-                        self.budget,
-                    )
-                else:
-                    self._retired_idx.extend(ridx)
-                    self._retired_acc.extend(racc)
-                    self._retired_sv.append(rX)
+                self._fold_retired(retired, Z)
             if not self._dense:
                 self._sv_sparse = Z[self._state["cols"][: self._n]]
             self._block_end(rule, Xb, Z)
@@ -982,8 +1002,56 @@ class BaseKernelOnlineClassifier(
         # it. The coefficients are alpha times the global scale (budgeted SGD).
         if not np.isfinite(self._state["alpha"][: self._n] * self._state["scale"][0]).all():
             raise ValueError(_overflow_message(X, w, "Non-finite coefficients after the call"))
+        if not self._average_is_finite():
+            raise ValueError(
+                _overflow_message(X, w, "Non-finite averaged coefficients after the call")
+            )
         if norm_before is not None:
             self._rescale_margins(norm_before, self._model_norm())
+
+    def _average_is_finite(self):
+        """Whether the sums of the average are finite, brought up to the
+        current round as :meth:`_publish` brings them: coefficients near the
+        largest float overflow in the sums of the rounds that follow."""
+        if not self._averages:
+            return True
+        n, state = self._n, self._state
+        with np.errstate(all="ignore"):
+            acc = state["acc"][:n] + state["alpha"][:n] * (
+                state["scale"][1] - state["stamp"][:n]
+            )[:, None]
+        return bool(
+            np.isfinite(acc).all()
+            and np.isfinite(state.get("pool_beta", np.zeros(0))).all()
+            and all(np.isfinite(a).all() for a in self._retired_acc)
+        )
+
+    def _fold_retired(self, retired, Z):
+        """Keep what the members that left (``engine.retired()``) gave the
+        average: folded into the pool of the bounded average, or kept whole
+        for ``average='exact'``. ``Z``: the block's kernel columns (sparse)."""
+        ridx, racc, rX, rcol = retired
+        rX = rX if self._dense else Z[rcol]
+        if self._bounded_pool:
+            self._before_change("pool_")
+            self._pool_X = fold(
+                self._state,
+                self._pool_X,
+                self._kernel,
+                self._kernel_code,
+                rX,
+                racc,
+                ridx,
+                self.budget,
+            )
+        else:
+            self._retired_idx.extend(ridx)
+            self._retired_acc.extend(racc)
+            self._retired_sv.append(rX)
+
+    def _retired_lists(self):
+        """What ``average='exact'`` keeps of the members that left (grown in place)."""
+        return self._retired_idx, self._retired_acc, self._retired_sv
 
     def _record_margins(self, margins, cls, w, rounds):
         """Add a block's progressive margins to the bins of the probabilities.
@@ -1497,15 +1565,13 @@ class BaseKernelOnlineClassifier(
 
         Validates the parameters first (they are validated on every call of a
         stream), and raises as the full path would. None where the path does
-        not apply: averaged models (the average's running sums and the pool
-        are kept by :meth:`_play`), sparse streams, kernels without a
-        compiled form, progress output.
+        not apply: sparse streams, kernels without a compiled form, progress
+        output.
         """
         self._validate_params()
         self._check_stream_continues()
         if (
-            self._averages
-            or self.verbose
+            self.verbose
             or not self._dense
             or self._kernel_code is None
             or self.kernel in ("chi2", "additive_chi2")

@@ -193,6 +193,42 @@ cdef double _dense_kernel(int kind, const double* x, const double* z, Py_ssize_t
     return -s
 
 
+cdef inline void _dense_kernel_row(int kind, const double* x, const double* Z, Py_ssize_t n,
+                                   Py_ssize_t d, double gamma, double degree, double coef0,
+                                   double* out) noexcept nogil:
+    """``out[i] = k(x, Z[i])`` for the ``n`` contiguous rows of ``Z`` (``d`` features)."""
+    cdef Py_ssize_t i, a
+    cdef const double* z
+    cdef double s, u
+    if kind == K_RBF:
+        # The common case in two passes: distances, then the exps, which
+        # the processor can then overlap.
+        for i in range(n):
+            z = Z + i * d
+            s = 0.0
+            for a in range(d):
+                u = x[a] - z[a]
+                s += u * u
+            out[i] = -gamma * s
+        for i in range(n):
+            out[i] = exp(out[i])
+        return
+    for i in range(n):
+        out[i] = _dense_kernel(kind, x, Z + i * d, d, gamma, degree, coef0)
+
+
+cdef inline int64_t _next_checkpoint(int64_t t) noexcept nogil:
+    """``_calibration.next_checkpoint``: multiples of ``2^(bit_length(t) - 4)``."""
+    cdef int64_t step = 1, u = t
+    cdef int bits = 0
+    while u > 0:
+        bits += 1
+        u >>= 1
+    if bits > 4:
+        step = (<int64_t>1) << (bits - 4)
+    return (t // step + 1) * step
+
+
 cdef class Engine:
     """State of one call: borrowed views of the estimator's arrays."""
 
@@ -316,10 +352,13 @@ cdef class Engine:
             for i in range(self.n):
                 self.cols[i] = i
         self.n_ret = 0
+        # Removals in a block are at most the members at its start plus the
+        # additions, one per round; replacements one per round.
+        self.reserve_retired(self.n + 2 * b)
+
+    cdef void reserve_retired(self, Py_ssize_t m):
+        """Room for ``m`` removed members in the record of :meth:`retired`."""
         if self.average and self.removes:
-            # Removals in a block are at most the members at its start plus
-            # the additions, one per round; replacements one per round.
-            m = self.n + 2 * b
             self.ret_idx = np.zeros(m, dtype=np.int64)
             self.ret_col = np.zeros(m, dtype=np.int64)
             self.ret_acc = np.zeros((m, self.R))
@@ -396,30 +435,14 @@ cdef class Engine:
         return _dense_kernel(self.kind, x, z, self.d, self.gamma, self.degree, self.coef0)
 
     cdef void kernel_row(self) noexcept nogil:
-        cdef Py_ssize_t i, a, n = self.n, j = self.j, d = self.d
-        cdef const double* x
-        cdef const double* z
-        cdef double s, u
+        cdef Py_ssize_t i, n = self.n, j = self.j
         if not self.direct:
             for i in range(n):
                 self.k[i] = self.Kc[j, self.cols[i]]
             return
-        x = &self.Xb[j, 0]
-        if self.kind == K_RBF:
-            # The common case in two passes: distances, then the exps, which
-            # the processor can then overlap.
-            for i in range(n):
-                z = &self.Xs[i, 0]
-                s = 0.0
-                for a in range(d):
-                    u = x[a] - z[a]
-                    s += u * u
-                self.k[i] = -self.gamma * s
-            for i in range(n):
-                self.k[i] = exp(self.k[i])
-            return
-        for i in range(n):
-            self.k[i] = self.kernel(x, &self.Xs[i, 0])
+        if n > 0:
+            _dense_kernel_row(self.kind, &self.Xb[j, 0], &self.Xs[0, 0], n, self.d,
+                              self.gamma, self.degree, self.coef0, &self.k[0])
 
     cdef void scores(self) noexcept nogil:
         cdef Py_ssize_t i, c, R = self.R
@@ -1847,6 +1870,13 @@ cdef class OneRow:
     undo record just before the round's first change (none if the round
     changes nothing); :meth:`undo` puts back everything of the last
     :meth:`play`, the margin's bin and the counters included.
+
+    ``averaged``: the margin recorded is the row's margin under the
+    averaged hypothesis of the last checkpoint (``cal_avg_*``, as
+    ``_checkpoint_margins`` computes it), not the online one. The Python
+    side folds the members that left (``engine.retired()``) and takes the
+    checkpoints (``checkpoint_due``), which replace state arrays that only
+    Python changes: :meth:`rebind` then follows them.
     """
 
     cdef public Engine engine
@@ -1861,6 +1891,14 @@ cdef class OneRow:
     cdef double[::1] cal_counts, cal_sums, cal_n
     cdef Py_ssize_t limit, max_direct, n_bins
     cdef double cal_half, cal_lo, cal_factor
+    # The averaged hypothesis of the last checkpoint (averaged models)
+    cdef public bint averaged
+    cdef int64_t[::1] cal_avg_t
+    cdef const double[:, ::1] avg_coef   # (R, m)
+    cdef const double[:, ::1] avg_sv     # (m, d)
+    cdef double[::1] avg_k, avg_f
+    #: Whether the round played is a checkpoint (averaged models).
+    cdef public bint checkpoint_due
     # Undo record of the last play
     cdef public bint active
     cdef int64_t old_counters[4]
@@ -1873,13 +1911,12 @@ cdef class OneRow:
 
     def __init__(self, Engine engine, Rule rule, dict state, list undo_names,
                  Py_ssize_t limit, Py_ssize_t max_direct, Py_ssize_t cal_half,
-                 double cal_lo, double cal_hi):
+                 double cal_lo, double cal_hi, bint averaged=False):
         cdef Py_ssize_t i
         self.engine = engine
         self.rule = rule
         self.state = state
-        self.names = list(state)
-        self.arrays = [state[name] for name in self.names]
+        self.averaged = averaged
         self.limit = limit
         self.max_direct = max_direct
         self.cal_half = <double>cal_half
@@ -1894,12 +1931,12 @@ cdef class OneRow:
         self.ib = np.zeros(1, dtype=np.int64)
         self.counters = state["counters"]
         self.scale = state["scale"]
-        self.cal_counts = state["cal_counts"].reshape(-1)
-        self.cal_sums = state["cal_sums"].reshape(-1)
-        self.cal_n = state["cal_n"]
+        self.rebind()
         engine.bind(state)
         rule.bind(state)
         engine.set_block(self.yb, self.wb, self.db, self.ib, Kc=None, Xb=self.xb)
+        # A round removes at most every member and the row (and replaces one).
+        engine.reserve_retired(engine.alpha.shape[0] + 2)
         if len(undo_names) > 64:
             raise ValueError("Too many state arrays for the undo record.")
         self.copies = []
@@ -1916,6 +1953,24 @@ cdef class OneRow:
         engine.ckpt_arrays = self.copies
         self.active = False
 
+    def rebind(self):
+        """Follow the arrays of the state that only Python changes (the bins,
+        the average of the last checkpoint, the pool), replaced after a round."""
+        state = self.state
+        self.names = list(state)
+        self.arrays = [state[name] for name in self.names]
+        self.cal_counts = state["cal_counts"].reshape(-1)
+        self.cal_sums = state["cal_sums"].reshape(-1)
+        self.cal_n = state["cal_n"]
+        if self.averaged:
+            self.cal_avg_t = state["cal_avg_t"]
+            self.avg_coef = state["cal_avg_coef"]
+            self.avg_sv = state["cal_avg_sv"]
+            m = self.avg_coef.shape[1]
+            if self.avg_k is None or self.avg_k.shape[0] < m:
+                self.avg_k = np.zeros(max(m, 1))
+            self.avg_f = np.zeros(self.engine.R)
+
     def binds(self, dict state):
         """Whether ``state`` holds exactly the arrays this object is bound to."""
         cdef Py_ssize_t i
@@ -1931,6 +1986,8 @@ cdef class OneRow:
         cdef Py_ssize_t n = self.counters[0], need = n + 1
         if self.limit >= 0 and need > self.limit:
             need = self.limit
+        if self.averaged and _next_checkpoint(self.cal_avg_t[0]) <= self.counters[1]:
+            return False  # checkpoints passed by rounds not recorded: _play takes them
         return need <= self.engine.alpha.shape[0] and n <= self.max_direct
 
     def load(self, const double[:, :] X):
@@ -2005,7 +2062,8 @@ cdef class OneRow:
         ``record``: add its margin to the bins of the probabilities (as
         ``_calibration.record_margins``). Returns 0, or 2 if the scores were
         not finite (nothing changed), 3 if the coefficients are not finite
-        after the update (call :meth:`undo`).
+        after the update, 4 if the scores under the average of the last
+        checkpoint are not (for both, call :meth:`undo`).
         """
         cdef Engine e = self.engine
         cdef Py_ssize_t i, c, R = e.R, u_bin, b, flat, cls
@@ -2038,6 +2096,11 @@ cdef class OneRow:
         self.scale[0] = e.wscale
         self.scale[1] = e.clock
         margin = e.mout[0]
+        if self.averaged:
+            margin = self.average_margin(y)
+            if not isfinite(margin):
+                return 4
+            self.checkpoint_due = e.t == _next_checkpoint(e.t - 1)
         self.margin = margin
         if record:
             # record_margins for one round: the bin of log|margin|, then the
@@ -2076,6 +2139,25 @@ cdef class OneRow:
             self.cal_n[cls] += 0.0 + w
             self.recorded = True
         return 0
+
+    cdef double average_margin(self, int64_t y) noexcept:
+        """Margin of the loaded row under the average of the last checkpoint
+        (0 before the first; NaN if a score is not finite)."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t i, c, m = self.avg_coef.shape[1], r
+        cdef double s
+        if m == 0:
+            return 0.0
+        _dense_kernel_row(e.kind, &self.xb[0, 0], &self.avg_sv[0, 0], m, e.d,
+                          e.gamma, e.degree, e.coef0, &self.avg_k[0])
+        for c in range(e.R):
+            s = 0.0
+            for i in range(m):
+                s += self.avg_coef[c, i] * self.avg_k[i]
+            if not isfinite(s):
+                return NAN
+            self.avg_f[c] = s
+        return e.margin_of(&self.avg_f[0], y, &r)
 
     def undo(self):
         """Put back everything the last :meth:`play` changed (nothing if none is active)."""

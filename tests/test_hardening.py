@@ -494,3 +494,23 @@ def test_a_huge_row_is_refused_or_predicted_as_it_was_learnt(name, kernel):
     scores = est.decision_function(np.vstack([X, X]))  # the blocked path too
     assert np.isfinite(scores).all()
     np.testing.assert_allclose(est.decision_function(X[:1]), scores[:1], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["Forgetron", "RandomizedBudgetPerceptron", "KernelPerceptron"])
+def test_an_average_that_would_overflow_is_refused_in_blocks(name):
+    # The running sums of the average grow with the rounds after a huge
+    # coefficient: the call that would make them overflow is refused, and
+    # leaves the model as it was, so that the published average stays finite.
+    X, y = data()
+    classes = np.unique(y)
+    est = make(name, average=True).partial_fit(X[:40], y[:40], classes=classes)
+    est.set_params(class_weight={classes[0]: 1.0, classes[1]: 1e308})
+    with np.errstate(all="ignore"):
+        for start in range(40, len(y), 7):
+            before = pickle.dumps(est)
+            try:
+                est.partial_fit(X[start : start + 7], y[start : start + 7])
+            except ValueError as exc:
+                assert "Non-finite" in str(exc)
+                assert pickle.dumps(est) == before
+            assert np.isfinite(est.dual_coef_).all()

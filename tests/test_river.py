@@ -79,17 +79,25 @@ def _sklearn_params(name, **kw):
 
 
 # With the last hypothesis, the classes of the kernel estimators learn on
-# the compiled one-row path (and predict from it); averaged, through
-# partial_fit.
+# the compiled one-row path (and predict from it, with the last hypothesis);
+# Winnow through partial_fit.
 AVERAGE = [{}] + [{"average": a} for a in (False, True)]
 
 
 @pytest.mark.parametrize("kw", AVERAGE, ids=["default", "last", "averaged"])
 @pytest.mark.parametrize("name", NAMES)
-def test_events_give_the_model_of_one_partial_fit_call(name, kw):
+def test_events_give_the_model_of_one_partial_fit_call(name, kw, monkeypatch):
     X, y, events = _stream()
     params = _sklearn_params(name, **kw)
     model = getattr(sbr, name)(**params)
+    played = {"n": 0}
+    original = _base._OneRowPath.play
+
+    def play(self, *args):
+        played["n"] += 1
+        return original(self, *args)
+
+    monkeypatch.setattr(_base._OneRowPath, "play", play)
     for x, label in zip(events, y):
         model.learn_one(x, bool(label))
     ref = getattr(sklearn_budget, name)(**params).partial_fit(X, y, classes=[False, True])
@@ -103,8 +111,10 @@ def test_events_give_the_model_of_one_partial_fit_call(name, kw):
     expected = ref.predict_proba(X[:50])
     got = [model.predict_proba_one(x) for x in events[:50]]
     np.testing.assert_allclose([[p[False], p[True]] for p in got], expected, rtol=1e-9, atol=1e-12)
-    fast = est.average is False and name != "Winnow"
+    fast = name != "Winnow"
     assert on_path(est) == fast
+    # Every event but the first (and the few that grow the buffers).
+    assert played["n"] >= len(y) - 12 if fast else played["n"] == 0
 
 
 def state_of(est):
