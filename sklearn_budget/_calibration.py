@@ -12,7 +12,9 @@ scores is fitted to them by maximum likelihood.
 import weakref
 
 import numpy as np
-from scipy.special import expit, log_expit, log_softmax
+from scipy.special import log_expit, log_softmax
+
+from ._online_fast import fit_temperature
 
 # The last scale fitted for each estimator: the next fit starts from it (a
 # one-row update moves it little). Kept beside the estimator, not in it, so
@@ -50,52 +52,13 @@ def _fit_temperature(counts, sums, n_c, start=None):
     fitted on the stream), from which the bracket is found in a step or two
     (the root is the same, up to the solver's tolerance).
     """
-    offset = np.log(max(counts.shape[0] - 1, 1))
-    target = np.broadcast_to(((n_c + 1.0) / (n_c + 2.0))[:, None], counts.shape)
-    used = counts > 0
-    n, t = counts[used], target[used]
-    m = sums[used] / n
-    if n.size == 0 or not np.any(m):
-        return _MIN_SCALE
-
-    def slope(a):  # derivative of the concave log-likelihood, and its derivative
-        p = expit(a * m - offset)
-        return float(np.sum(n * (t - p) * m)), float(np.sum(n * p * (1.0 - p) * m * m))
-
-    if slope(0.0)[0] <= 0.0:
-        # Margins that carry no evidence: near-uniform probabilities, still
-        # ordered as the scores (so that they agree with predict).
-        return _MIN_SCALE / np.max(np.abs(m))
-    lo, hi = 0.0, 1.0 / np.max(np.abs(m))
-    if start is not None and np.isfinite(start) and start > 0.0:
-        # Bracket the root by steps of 1.25 from the last scale.
-        if slope(start)[0] > 0.0:
-            lo, hi = start, 1.25 * start
-            start = None if slope(hi)[0] > 0.0 else start
-            while slope(hi)[0] > 0.0 and hi < 1e300:
-                lo, hi = hi, 1.25 * hi
-        else:
-            lo, hi = 0.8 * start, start
-            while slope(lo)[0] <= 0.0 and lo > 1e-300:
-                lo, hi = 0.8 * lo, lo
-            if not lo > 1e-300:
-                lo = 0.0
-    while slope(hi)[0] > 0.0 and hi < 1e300:
-        lo, hi = hi, 2.0 * hi
-    # Newton's steps, kept inside the bracket [lo, hi] of the root of the slope.
-    a = start if start is not None and lo <= start <= hi else 0.5 * (lo + hi)
-    for _ in range(200):
-        g, h = slope(a)
-        if g > 0.0:
-            lo = a
-        else:
-            hi = a
-        step = a + g / h if h > 0.0 else np.nan
-        a_new = step if lo < step < hi else 0.5 * (lo + hi)
-        if abs(a_new - a) <= 1e-12 * a_new or lo == hi:
-            return a_new
-        a = a_new
-    return a
+    return fit_temperature(
+        np.ascontiguousarray(counts, dtype=np.float64),
+        np.ascontiguousarray(sums, dtype=np.float64),
+        np.ascontiguousarray(n_c, dtype=np.float64),
+        np.nan if start is None else float(start),
+        _MIN_SCALE,
+    )
 
 
 def record_margins(state, margins, cls, w, rounds):

@@ -301,3 +301,34 @@ def test_huge_sample_weights_keep_the_probabilities_finite(name, average, rows):
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
     for name_ in ("cal_counts", "cal_sums", "cal_n"):
         assert np.isfinite(est._state[name_]).all()
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 10])
+def test_the_fitted_scale_is_the_maximum_likelihood_from_any_start(n_classes):
+    # Random bins: the compiled solver's root, cold or warm-started from far
+    # below or above it, maximises the binned likelihood (a plain scalar
+    # search over the same likelihood is the reference).
+    from sklearn_budget._calibration import _fit_temperature
+
+    rng = np.random.RandomState(n_classes)
+    counts, sums = np.zeros((n_classes, 2048)), np.zeros((n_classes, 2048))
+    for _ in range(300):
+        c, b = rng.randint(n_classes), rng.randint(2048)
+        w, m = rng.uniform(0.1, 10.0), rng.randn() + 0.8
+        counts[c, b] += w
+        sums[c, b] += w * m
+    n_c = rng.uniform(10, 100, n_classes)
+    used = counts > 0
+    n, m = counts[used], sums[used] / counts[used]
+    t = np.broadcast_to(((n_c + 1) / (n_c + 2))[:, None], counts.shape)[used]
+    offset = np.log(max(n_classes - 1, 1))
+
+    def nll(a):
+        z = a * m - offset
+        return -np.sum(n * (t * log_expit(z) + (1 - t) * log_expit(-z)))
+
+    ref = minimize_scalar(nll, bounds=(0.0, 100.0), method="bounded", options={"xatol": 1e-10})
+    cold = _fit_temperature(counts, sums, n_c)
+    np.testing.assert_allclose(cold, ref.x, rtol=1e-6)
+    for start in (1e-6 * cold, 0.9 * cold, 1.1 * cold, 1e6 * cold):
+        np.testing.assert_allclose(_fit_temperature(counts, sums, n_c, start), cold, rtol=1e-10)
