@@ -53,8 +53,11 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     A pass over a shard is as costly as a pass of the sequential learner
     over the same rows, so ``S`` shards on ``S`` workers play an epoch about
     ``S`` times faster; the mixed model is not the model of a sequential
-    pass, and is usually less accurate after the same number of epochs
-    (see :ref:`scale_out_mixing` for the measured differences).
+    pass: in the measurements it is no more accurate than the averaged
+    hypothesis of a sequential run of the Forgetron or the Randomized
+    Budget Perceptron after the same number of epochs, and less accurate
+    with many small shards (see :ref:`scale_out_mixing` for the measured
+    differences).
 
     Parameters
     ----------
@@ -119,19 +122,20 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         The class labels.
 
     n_features_in_ : int
-        Number of features seen during :term:`fit`.
+        Number of features seen during ``fit``.
 
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during :term:`fit`. Defined only when `X`
+        Names of features seen during ``fit``. Defined only when `X`
         has feature names that are all strings.
 
     n_mixes_ : int
         Mixes played.
 
-    n_updates_ : ndarray of shape (n_mixes_, n_shards)
-        Updates of each shard's model in each mix.
+    n_updates_ : ndarray of shape (n_played, n_shards)
+        Updates of each shard's model in each mix (``n_played`` is
+        ``n_mixes_``).
 
-    mix_weights_ : ndarray of shape (n_mixes_, n_shards)
+    mix_weights_ : ndarray of shape (n_played, n_shards)
         Weight of each shard's function in each mix.
 
     See Also
