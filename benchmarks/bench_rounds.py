@@ -109,13 +109,13 @@ def estimator_params(name, stream, average=False):
     ``average``: the budget estimators average (within the budget);
     otherwise every estimator returns its last hypothesis.
     """
+    # The papers' algorithms unless asked (the defaults average, and bound
+    # the Projectrons): the hypotheses the old engine timed.
     if name in ("Projectron", "ProjectronPlusPlus"):
-        return {"eta": ETA[stream]}
+        return {"eta": ETA[stream], "budget": None}
     if name in UNBOUNDED:
-        return {}
-    params = {"budget": BUDGET}
-    if name in ("BudgetPerceptron", "TighterBudgetPerceptron") or average:
-        params["average"] = average  # False: the hypothesis the old engine timed
+        return {"average": False}
+    params = {"budget": BUDGET, "average": average}
     if name in ("RandomizedBudgetPerceptron", "BudgetedSGDClassifier"):
         params["random_state"] = 0
     if name == "BudgetedSGDClassifier":

@@ -70,6 +70,15 @@ _MAX_ITER_BUDGET_DOC = (
 """
 )
 
+_MAX_ITER_TIGHTER_DOC = (
+    _MAX_ITER_DOC.rstrip()
+    + """
+        Five epochs by default: unlike the Budget Perceptron's, this
+        removal rule gains from more averaged epochs; see "Defaults" in the
+        Notes.
+"""
+)
+
 _AVERAGE_BUDGET_DOC = (
     _REMOVAL_AVERAGE_DOC.replace("default=False", "default=True").rstrip()
     + """
@@ -421,6 +430,7 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
         random_extra=(
             " and, when the stream starts, the generator of the reservoir of ``error_set='random'``"
         ),
+        max_iter_doc=_MAX_ITER_TIGHTER_DOC,
     )
 
     _stream_params = _BaseBudgetPerceptron._stream_params + ("error_set", "error_set_size")

@@ -318,6 +318,9 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         w = None
         if sample_weight is not None:
             w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+            # Older scikit-learn accepts weights that are all zero.
+            if not np.any(w > 0):
+                raise ValueError("The sample weights are all zero: at least one must be positive.")
         n = X.shape[0]
         n_shards = _DEFAULT_SHARDS if self.n_shards is None else self.n_shards
         if n_shards > n:
