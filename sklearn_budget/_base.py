@@ -827,6 +827,8 @@ class BaseKernelOnlineClassifier(
         # The online-to-batch conversion of the stream: "last", "average" or
         # "vote" (only where the constraints of ``average`` accept it).
         self._conversion = _conversion(self.average)
+        # The one-row path of an earlier stream holds its arrays: let them go.
+        _ONE_ROW.pop(self, None)
         self._state, self._member_axes = {}, {}
         self._add_state("counters", np.zeros(4, dtype=np.int64))  # n, t, mistakes, updates
         # Global scale of the stored coefficients, and the averaging clock.
@@ -885,6 +887,7 @@ class BaseKernelOnlineClassifier(
         for name, axes in self._member_axes.items():
             if axes:
                 self._state[name] = _regrow(self._state[name], axes, new)
+        _ONE_ROW.pop(self, None)  # it holds the arrays just replaced
         return True
 
     # ------------------------------------------------------------------
