@@ -1366,6 +1366,15 @@ class BaseKernelOnlineClassifier(
         best_rate, no_improvement = np.inf, 0
         stop = f"played max_iter={self.max_iter} epochs"
         self.n_iter_ = 0
+        # The later epochs rescale the margins recorded (budgeted SGD, see
+        # _rescale_margins): those of this fit only. The bins of the earlier
+        # calls of a warm-started stream are set aside (new arrays: the undo
+        # record keeps the old ones) and added back after the epochs.
+        earlier = None
+        if warm and self.max_iter > 1 and self._epochs_rescale and self._conversion == "last":
+            earlier = {k: self._state[k] for k in ("cal_counts", "cal_sums")}
+            for k, a in earlier.items():
+                self._state[k] = np.zeros_like(a)
         for epoch in range(self.max_iter):
             counters = self._state["counters"]
             counters[3] = 0  # updates of this epoch
@@ -1406,6 +1415,9 @@ class BaseKernelOnlineClassifier(
                 f"{perf_counter() - clock:.2f} seconds in total.",
                 flush=True,
             )
+        if earlier is not None:
+            for k, a in earlier.items():
+                self._state[k] = self._state[k] + a
         self._n_seen += X.shape[0]
         self.n_mistakes_ = int(self._state["counters"][2])
         return self

@@ -332,3 +332,20 @@ def test_the_fitted_scale_is_the_maximum_likelihood_from_any_start(n_classes):
     np.testing.assert_allclose(cold, ref.x, rtol=1e-6)
     for start in (1e-6 * cold, 0.9 * cold, 1.1 * cold, 1e6 * cold):
         np.testing.assert_allclose(_fit_temperature(counts, sums, n_c, start), cold, rtol=1e-10)
+
+
+def test_a_warm_started_fit_rescales_only_its_own_margins():
+    # Budgeted SGD's later epochs carry the margins recorded by the fit's
+    # first epoch to the final model (a ratio of norms); those that earlier
+    # calls of the stream recorded are theirs, and stay as they were.
+    X, y = blobs(600, 2, seed=7)
+    est = make("BudgetedSGDClassifier", max_iter=3, tol=None, warm_start=True)
+    est.fit(X[:300], y[:300])
+    earlier = {k: est._state[k].copy() for k in ("cal_counts", "cal_sums")}
+    alone = pickle.loads(pickle.dumps(est))
+    for k in earlier:
+        alone._state[k][:] = 0.0
+    est.fit(X[300:], y[300:])
+    alone.fit(X[300:], y[300:])
+    for k in earlier:
+        np.testing.assert_allclose(est._state[k], earlier[k] + alone._state[k], rtol=1e-12)
