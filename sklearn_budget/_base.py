@@ -1554,7 +1554,8 @@ class BaseKernelOnlineClassifier(
         instead (up to rounding).
 
         The scores of the last hypothesis, computed as the next round
-        computes them: equal to :meth:`decision_function` up to rounding.
+        computes them, or those of the published average (averaged models):
+        equal to :meth:`decision_function` up to rounding.
         """
         path = _ONE_ROW.get(self)
         if type(path) is not _OneRowPath or not path.fast.binds(self._state):
@@ -1566,12 +1567,23 @@ class BaseKernelOnlineClassifier(
                 path = None
             if path is None:
                 return None
-        if self._conversion != "last" or "feature_names_in_" in vars(self):
+        conversion = self._conversion
+        if conversion not in ("last", "average", "exact") or "feature_names_in_" in vars(self):
             return None
         try:
-            if proba:
-                return path.fast.proba_dict(x, columns, path.proba_scale(self))
-            return path.fast.score_dict(x, columns)
+            if conversion == "last":
+                scores = path.fast.score_dict(x, columns)
+            else:
+                # The published average (derived once after each change).
+                scores = path.fast.expansion_dict(
+                    x,
+                    columns,
+                    self._fitted_attribute("support_vectors_"),
+                    self._fitted_attribute("dual_coef_"),
+                )
+            if scores is None or not proba:
+                return scores
+            return path.fast.proba_of_scores(path.proba_scale(self))
         except (TypeError, ValueError, OverflowError):
             return None
 

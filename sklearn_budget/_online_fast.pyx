@@ -2185,16 +2185,42 @@ cdef class OneRow:
         """Rounds of the stream played (the state's count)."""
         return self.counters[1]
 
-    def proba_dict(self, dict x, dict index, double scale):
-        """The probabilities of the event ``x`` with the probability scale
-        ``scale``: the sigmoid of the scaled score of two classes, the
-        softmax of several (``predict_proba``'s, up to rounding), as a
-        list; None as :meth:`score_dict`."""
+    def expansion_dict(self, dict x, dict index, const double[:, ::1] sv,
+                       const double[:, ::1] coef):
+        """Scores of the event ``x`` under the expansion ``coef @ k(sv, x)``
+        (the published average of an averaged model: ``support_vectors_``,
+        ``dual_coef_``), with the kernel of the stream computed as the
+        rounds compute it. As :meth:`score_dict`: a float for two classes,
+        else a list; None if a value or a score is not finite."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t c, i, m = sv.shape[0]
+        cdef double s
+        cdef double[::1] k
+        if not self.load_dict(x, index):
+            return None
+        if m > 0:
+            k = np.empty(m)
+            _dense_kernel_row(e.kind, &self.xb[0, 0], &sv[0, 0], m, e.d,
+                              e.gamma, e.degree, e.coef0, &k[0])
+        for c in range(e.R):
+            s = 0.0
+            for i in range(m):
+                s += coef[c, i] * k[i]
+            if not isfinite(s):
+                return None
+            e.f[c] = s
+        if e.R == 1:
+            return e.f[0]
+        return [e.f[c] for c in range(e.R)]
+
+    def proba_of_scores(self, double scale):
+        """The probabilities of the scores just computed (by :meth:`score_dict`
+        or :meth:`expansion_dict`) with the probability scale ``scale``: the
+        sigmoid of the scaled score of two classes, the softmax of several,
+        as a list."""
         cdef Engine e = self.engine
         cdef Py_ssize_t c
         cdef double z, ez, p, top, total
-        if self.score_dict(x, index) is None:
-            return None
         if e.R == 1:
             z = scale * e.f[0]
             ez = exp(-fabs(z))

@@ -247,3 +247,33 @@ def test_odd_values_of_events_on_the_compiled_path():
         with pytest.raises(ValueError, match=match):
             model.predict_one({"f0": bad})
     assert pickle.dumps(model) == before
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("name", ["Forgetron", "Stoptron", "KernelPerceptron"])
+def test_averaged_predictions_on_the_compiled_path(name, n_classes, monkeypatch):
+    # The published average of an averaged model scores the events in
+    # compiled code: predict and predict_proba's values, up to rounding.
+    X, y, events = _stream(n=200, n_classes=n_classes)
+    labels = np.array(["a", "b", "c"])[y.astype(int)]
+    classes = ("a", "b", "c")[:n_classes]
+    params = _sklearn_params(name, average=True)
+    model = getattr(sbr, name)(classes=classes, **params)
+    for x, label in zip(events, labels):
+        model.learn_one(x, str(label))
+    ref = getattr(sklearn_budget, name)(**params).partial_fit(X, labels, classes=list(classes))
+    answered = []
+    original = _base.BaseKernelOnlineClassifier._event_scores
+
+    def scores(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        answered.append(out is not None)
+        return out
+
+    monkeypatch.setattr(_base.BaseKernelOnlineClassifier, "_event_scores", scores)
+    assert [model.predict_one(x) for x in events] == ref.predict(X).tolist()
+    got = [model.predict_proba_one(x) for x in events[:40]]
+    np.testing.assert_allclose(
+        [[p[c] for c in classes] for p in got], ref.predict_proba(X[:40]), rtol=1e-9, atol=1e-12
+    )
+    assert answered and all(answered)
