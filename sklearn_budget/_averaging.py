@@ -114,7 +114,10 @@ def _stack(A, B):
     return np.concatenate([A, B], axis=0)
 
 
-def _kernel_values(kernel, kernel_code, X, Z):
+def kernel_values(kernel, kernel_code, X, Z):
+    """``kernel(X, Z)`` as a C-contiguous float64 array, by the compiled
+    formulas where the kernel has them (``kernel_code``) and both are dense:
+    by differences, so rows too large for the blocked formulas stay finite."""
     if kernel_code is not None and not (sp.issparse(X) or sp.issparse(Z)) and X.shape[1]:
         return kernel_block(
             np.ascontiguousarray(X, dtype=np.float64),
@@ -147,7 +150,7 @@ def fold(pool, rows, kernel, kernel_code, X, coef, index, budget):
     pool["pool_src"][:n0] = np.arange(n0)
     Z = _stack(rows, X)
     with np.errstate(all="ignore"):
-        C = _kernel_values(kernel, kernel_code, X, Z)
+        C = kernel_values(kernel, kernel_code, X, Z)
         kxx = np.ascontiguousarray(kernel.diag(X), dtype=np.float64)
     if not (np.isfinite(C).all() and np.isfinite(kxx).all() and np.isfinite(coef).all()):
         # Rows so large that their kernel values overflow (the blocked

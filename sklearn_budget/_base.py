@@ -58,7 +58,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._averaging import bounded_average, fold, new_pool
+from ._averaging import bounded_average, fold, kernel_values, new_pool
 from ._calibration import (
     _CAL_HALF,
     _CAL_LOG_RANGE,
@@ -84,7 +84,6 @@ from ._online_fast import (
     Engine,
     OneRow,
     generator_state,
-    kernel_block,
     same_objects,
     set_generator_state,
 )
@@ -302,6 +301,41 @@ def _conversion(average):
     if isinstance(average, str):
         return average
     return "average" if average else "last"
+
+
+def _label_kinds_agree(kind, classes_kind):
+    """Whether labels of dtype kind ``kind`` compare with classes of kind
+    ``classes_kind`` as validation would convert them (integers, or the
+    same kind of booleans or strings)."""
+    return kind in "iu" and classes_kind in "iu" or kind == classes_kind and kind in "bU"
+
+
+def _lean_labels(estimator, y, classes, n_rows):
+    """``(y_enc, w)`` for labels that validation would not change, else None.
+
+    ``y`` must be an array of ``n_rows`` known classes of the kind of
+    ``classes_``, ``classes`` None or the stream's, and ``class_weight``
+    None or a dict; ``y_enc`` are the class indices, ``w`` the weight of
+    each row's class. None otherwise: the full validation runs, and raises
+    where it must (an unseen class, for one).
+    """
+    classes_ = estimator.classes_
+    if classes is not None and not (
+        type(classes) is np.ndarray and np.array_equal(classes, classes_)
+    ):
+        return None
+    if type(y) is not np.ndarray or y.shape != (n_rows,):
+        return None
+    if not _label_kinds_agree(y.dtype.kind, classes_.dtype.kind):
+        return None
+    y_enc = np.searchsorted(classes_, y)
+    if y_enc.max() >= len(classes_) or not (classes_[y_enc] == y).all():
+        return None
+    if estimator.class_weight is None:
+        return y_enc, np.ones(n_rows)
+    if isinstance(estimator.class_weight, dict):
+        return y_enc, estimator._class_weights(classes_, y)[y_enc]
+    return None
 
 
 def _check_rows(estimator, X, reset, nonneg):
@@ -529,8 +563,7 @@ class _OneRowPath:
 
     def label_code(self, y):
         """The class index of the one label of ``y``, or None (the full path decides)."""
-        kind = y.dtype.kind
-        if not (kind in "iu" and self.kind in "iu" or kind == self.kind and kind in "bU"):
+        if not _label_kinds_agree(y.dtype.kind, self.kind):
             return None
         return self.codes.get(y.item())
 
@@ -1020,9 +1053,10 @@ class BaseKernelOnlineClassifier(
             return True
         n, state = self._n, self._state
         with np.errstate(all="ignore"):
-            acc = state["acc"][:n] + state["alpha"][:n] * (
-                state["scale"][1] - state["stamp"][:n]
-            )[:, None]
+            acc = (
+                state["acc"][:n]
+                + state["alpha"][:n] * (state["scale"][1] - state["stamp"][:n])[:, None]
+            )
         return bool(
             np.isfinite(acc).all()
             and np.isfinite(state.get("pool_beta", np.zeros(0))).all()
@@ -1668,28 +1702,11 @@ class BaseKernelOnlineClassifier(
         """
         if sample_weight is not None or self._lean_rows(X) is None:
             return None
-        classes_ = self.classes_
-        if classes is not None and not (
-            type(classes) is np.ndarray and np.array_equal(classes, classes_)
-        ):
+        labels = _lean_labels(self, y, classes, X.shape[0])
+        if labels is None or not np.any(labels[1] > 0):
             return None
-        if type(y) is not np.ndarray or y.shape != (X.shape[0],):
-            return None
-        kinds = (y.dtype.kind, classes_.dtype.kind)
-        if not (kinds[0] in "iu" and kinds[1] in "iu" or kinds[0] == kinds[1] and kinds[0] in "bU"):
-            return None
-        y_enc = np.searchsorted(classes_, y)
-        if y_enc.max() >= len(classes_) or not (classes_[y_enc] == y).all():
-            return None  # an unseen class: the full validation says so
-        if self.class_weight is None:
-            w = np.ones(X.shape[0])
-        elif isinstance(self.class_weight, dict):
-            w = self._class_weights(classes_, y)[y_enc]
-            if not np.any(w > 0):
-                return None
-        else:
-            return None
-        if len(classes_) == 2:
+        y_enc, w = labels
+        if len(self.classes_) == 2:
             y_enc = 2.0 * y_enc - 1.0
         return y_enc, w
 
@@ -1697,7 +1714,12 @@ class BaseKernelOnlineClassifier(
         """:meth:`_partial_fit` for input that :meth:`_lean_fit_input` accepted."""
         self._validate_params()
         self._check_stream_continues()
+        return self._play_next_rounds(X, y_enc, w)
+
+    def _play_next_rounds(self, X, y_enc, w):
+        """Play validated rows as the next rounds of the stream (``partial_fit``)."""
         index = self._n_seen + np.arange(X.shape[0])
+        # Lines count the rounds of the whole stream.
         progress = _Progress(self, self.verbose_interval) if self.verbose else None
         self._play(*self._keep_weighted(X, y_enc, w, index), on_block=progress)
         self._n_seen += X.shape[0]
@@ -1721,14 +1743,7 @@ class BaseKernelOnlineClassifier(
             self.classes_ = classes
             self._binary = len(classes) == 2
             self._reset(X, from_partial_fit=True)
-        index = self._n_seen + np.arange(X.shape[0])
-        # Lines count the rounds of the whole stream.
-        progress = _Progress(self, self.verbose_interval) if self.verbose else None
-        self._play(*self._keep_weighted(X, y_enc, w, index), on_block=progress)
-        self._n_seen += X.shape[0]
-        self.n_iter_ = 1
-        self.n_mistakes_ = int(self._state["counters"][2])
-        return self
+        return self._play_next_rounds(X, y_enc, w)
 
     def _fitted_attribute(self, name):
         """The fitted attribute ``name``, derived from the state and cached."""
@@ -1886,15 +1901,7 @@ class BaseKernelOnlineClassifier(
                 K = self._kernel(X, Z)
             if np.isfinite(K).all():
                 return K
-        kernel = self._kernel
-        return kernel_block(
-            np.ascontiguousarray(X, dtype=np.float64),
-            np.ascontiguousarray(Z, dtype=np.float64),
-            code,
-            float(kernel.gamma),
-            float(kernel.degree),
-            float(kernel.coef0),
-        )
+        return kernel_values(self._kernel, code, X, Z)
 
     def _expansion(self, X, support_vectors, coef):
         """Scores ``K(X, support_vectors) @ coef.T``, in blocks of rows (see
@@ -2075,7 +2082,16 @@ class BaseKernelOnlineClassifier(
         )
 
     def _load_expansion_unsafe(
-        self, X, classes, support_vectors, dual_coef, index, rounds, rule_state, bins, n_seen,
+        self,
+        X,
+        classes,
+        support_vectors,
+        dual_coef,
+        index,
+        rounds,
+        rule_state,
+        bins,
+        n_seen,
         n_mistakes,
     ):
         self._validate_params()
@@ -2133,7 +2149,9 @@ class BaseKernelOnlineClassifier(
         state["scale"][:] = (wscale, 0.0)
         for name, array in (bins or {}).items():
             if state[name].shape != np.shape(array):
-                raise ValueError(f"bins[{name!r}] has shape {np.shape(array)}, not {state[name].shape}.")
+                raise ValueError(
+                    f"bins[{name!r}] has shape {np.shape(array)}, not {state[name].shape}."
+                )
             state[name][...] = array
         self._load_rule_state(gram, coef, dict(rule_state or {}))
         self._n_seen = int(n_seen)

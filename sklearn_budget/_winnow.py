@@ -23,6 +23,7 @@ from ._base import (
     BaseKernelOnlineClassifier,
     _check_rows,
     _check_targets,
+    _lean_labels,
     _partial_fit_classes,
     _shuffle_rng,
 )
@@ -897,34 +898,12 @@ class Winnow(ClassifierMixin, BaseEstimator):
         weights (a dict) that are all positive on the call. None otherwise:
         the full validation runs, with its messages.
         """
-        if not (
-            sample_weight is None
-            and type(y) is np.ndarray
-            and y.ndim == 1
-            and self._lean_rows(X)
-            and y.shape == (X.shape[0],)
-        ):
+        if not (sample_weight is None and self._lean_rows(X)):
             return None
-        classes_ = self.classes_
-        if classes is not None and not (
-            type(classes) is np.ndarray and np.array_equal(classes, classes_)
-        ):
-            return None
-        kinds = (y.dtype.kind, classes_.dtype.kind)
-        if not (kinds[0] in "iu" and kinds[1] in "iu" or kinds[0] == kinds[1] and kinds[0] in "bU"):
-            return None
-        y_enc = np.searchsorted(classes_, y)
-        if y_enc.max() >= len(classes_) or not (classes_[y_enc] == y).all():
-            return None  # an unseen class: the full validation says so
-        if self.class_weight is None:
-            w = np.ones(X.shape[0])
-        elif isinstance(self.class_weight, dict):
-            w = self._class_weights(classes_, y)[y_enc]
-            if not np.all(w > 0):
-                return None  # rows that are not played: the full path drops them
-        else:
-            return None
-        return y_enc, w
+        labels = _lean_labels(self, y, classes, X.shape[0])
+        if labels is None or not np.all(labels[1] > 0):
+            return None  # rows of weight zero are not played: the full path drops them
+        return labels
 
     def _partial_fit_lean(self, X, y_enc, w):
         """:meth:`_partial_fit` for input that :meth:`_lean_fit_input` accepted."""

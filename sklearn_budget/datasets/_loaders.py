@@ -457,18 +457,17 @@ def fetch_a9a(
     >>> X.shape  # doctest: +SKIP
     (32561, 123)
     """
-    data_home = get_data_home(data_home)
-    files = {"train": ["a9a/a9a"], "test": ["a9a/a9a.t"], "all": ["a9a/a9a", "a9a/a9a.t"]}
-    Xs, ys = [], []
-    for filename in files[subset]:
-        path = _local_file(filename, data_home, download_if_missing, verify_checksum)
-        # The test file may not use the last feature: fix the width.
-        X, y = _read_libsvm(path, n_features=123)
-        X.eliminate_zeros()  # a9a.t stores "123:0" only to declare the width
-        Xs.append(X)
-        ys.append(y)
-    X = Xs[0] if len(Xs) == 1 else sp.vstack(Xs, format="csr")
-    y = np.concatenate(ys).astype(np.int64)
+    # The test file may not use the last feature: the width is fixed.
+    X, y = _fetch_libsvm(
+        "a9a/a9a",
+        subset,
+        123,
+        (-1, 1),
+        data_home,
+        download_if_missing,
+        verify_checksum,
+        dense=False,
+    )
     if return_X_y:
         return X, y
     return Bunch(data=X, target=y, DESCR=A9A_DESCR)
@@ -1148,8 +1147,9 @@ def fetch_mnist(
 
 
 def _fetch_libsvm(name, subset, n_features, labels, data_home, download_if_missing,
-                  verify_checksum):  # fmt: skip
-    """The rows of ``subset`` of a LIBSVM data set, as a dense array."""
+                  verify_checksum, dense=True):  # fmt: skip
+    """The rows of ``subset`` of a LIBSVM data set, ``n_features`` columns
+    (a dense array, or a CSR matrix if not ``dense``), and the labels (int64)."""
     data_home = get_data_home(data_home)
     # name: the training file's name in the data home; + ".t": the test file's.
     files = {"train": [name], "test": [name + ".t"], "all": [name, name + ".t"]}
@@ -1157,9 +1157,11 @@ def _fetch_libsvm(name, subset, n_features, labels, data_home, download_if_missi
     for filename in files[subset]:
         path = _local_file(filename, data_home, download_if_missing, verify_checksum)
         X, y = _read_libsvm(path, n_features=n_features, labels=labels)
-        Xs.append(X.toarray())
+        X.eliminate_zeros()  # a file may store "j:0" only to declare its width (a9a.t)
+        Xs.append(X)
         ys.append(y)
-    return np.concatenate(Xs), np.concatenate(ys).astype(np.int64)
+    X = Xs[0] if len(Xs) == 1 else sp.vstack(Xs, format="csr")
+    return X.toarray() if dense else X, np.concatenate(ys).astype(np.int64)
 
 
 _MULTICLASS_PARAMS = {
