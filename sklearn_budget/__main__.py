@@ -47,9 +47,7 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
         "KernelPassiveAggressive (PA-I)": KernelPassiveAggressive(C=1.0),
         f"Stoptron (B={B})": Stoptron(budget=B, average=False),
         f"Projectron (U={U:.2f})": Projectron(eta="adaptive", U=U, budget=None),
-        f"ProjectronPlusPlus (U={U:.2f})": ProjectronPlusPlus(
-            eta="adaptive", U=U, budget=None
-        ),
+        f"ProjectronPlusPlus (U={U:.2f})": ProjectronPlusPlus(eta="adaptive", U=U, budget=None),
         f"Forgetron (B={B})": Forgetron(budget=B, average=False),
         f"RandomizedBudgetPerceptron (B={B})": RandomizedBudgetPerceptron(
             budget=B, average=False, random_state=random_state

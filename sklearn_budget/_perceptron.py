@@ -168,6 +168,7 @@ _REMOVAL_AVERAGE_NOTES = """
     (use ``average=False`` or ``'exact'``).
 """
 
+
 def _averaged_by_default(doc):
     """The ``average`` text ``doc`` with True as its default, and why."""
     return (

@@ -294,7 +294,9 @@ def test_huge_sample_weights_keep_the_probabilities_finite(name, average, rows):
     X, y = blobs(200, 2, seed=6)
     est = make(name, average=average).fit(X, y)
     for start in range(0, 6, rows):
-        est.partial_fit(X[start : start + rows], y[start : start + rows], sample_weight=[1e308] * rows)
+        est.partial_fit(
+            X[start : start + rows], y[start : start + rows], sample_weight=[1e308] * rows
+        )
     assert np.isfinite(est.proba_scale_) and est.proba_scale_ > 0
     p = est.predict_proba(X)
     assert np.isfinite(p).all()

@@ -28,6 +28,7 @@ def on_path(est):
     """Whether the compiled one-row path of ``est`` is built (its calls took it)."""
     return type(_base._ONE_ROW.get(est)) is _base._OneRowPath
 
+
 NAMES = sbr.__all__
 
 

@@ -143,9 +143,7 @@ def _estimator(method, budget, gamma, alpha, seed):
         return ProjectronPlusPlus(eta="adaptive", U=forgetron_U(budget), budget=budget, gamma=gamma)
     if method == "Stoptron":
         return Stoptron(budget=budget, gamma=gamma, average=False)
-    return RandomizedBudgetPerceptron(
-        budget=budget, gamma=gamma, average=False, random_state=seed
-    )
+    return RandomizedBudgetPerceptron(budget=budget, gamma=gamma, average=False, random_state=seed)
 
 
 def _one_pass(method, budget, gamma, alpha, seed, Xtr, ytr, Xte, yte):

@@ -97,9 +97,7 @@ def _projectron_estimator(name, budget, gamma, seed):
     if name == "Projectron":
         return Projectron(eta="adaptive", U=forgetron_U(budget), budget=None, gamma=gamma)
     if name == "Projectron++":
-        return ProjectronPlusPlus(
-            eta="adaptive", U=forgetron_U(budget), budget=None, gamma=gamma
-        )
+        return ProjectronPlusPlus(eta="adaptive", U=forgetron_U(budget), budget=None, gamma=gamma)
     if name == "Forgetron":
         return Forgetron(budget=budget, gamma=gamma, average=False)
     if name == "RBP":
