@@ -62,6 +62,8 @@ from ._averaging import bounded_average, fold, kernel_values, new_pool
 from ._calibration import (
     _CAL_HALF,
     _CAL_LOG_RANGE,
+    _CAL_MAX_MARGIN,
+    _CAL_MAX_WEIGHT,
     SCALE_HINTS,
     fit_scale,
     log_probabilities,
@@ -549,6 +551,8 @@ class _OneRowPath:
             sys.maxsize if direct else _max_direct_members(n_features),
             _CAL_HALF,
             *_CAL_LOG_RANGE,
+            _CAL_MAX_WEIGHT,
+            _CAL_MAX_MARGIN,
             est._averages,
         )
 

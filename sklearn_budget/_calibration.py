@@ -32,7 +32,7 @@ _CAL_BINS = 2 * _CAL_HALF
 _CAL_LOG_RANGE = (np.log(1e-12), np.log(1e12))
 # What the bins take of a round, so that no finite input overflows them:
 # sample weights above _CAL_MAX_WEIGHT count as that weight (the compiled
-# one-row path clips alike), and margins as wide as the end bins' edge
+# one-row path is given these two bounds), and margins as wide as the end bins' edge
 # (1e12) at most, as they share those bins.
 _CAL_MAX_WEIGHT = 1e250
 _CAL_MAX_MARGIN = 1e12

@@ -1890,7 +1890,7 @@ cdef class OneRow:
     cdef double[::1] scale
     cdef double[::1] cal_counts, cal_sums, cal_n
     cdef Py_ssize_t limit, max_direct, n_bins
-    cdef double cal_half, cal_lo, cal_factor
+    cdef double cal_half, cal_lo, cal_factor, cal_max_weight, cal_max_margin
     # The averaged hypothesis of the last checkpoint (averaged models)
     cdef public bint averaged
     cdef int64_t[::1] cal_avg_t
@@ -1911,7 +1911,8 @@ cdef class OneRow:
 
     def __init__(self, Engine engine, Rule rule, dict state, list undo_names,
                  Py_ssize_t limit, Py_ssize_t max_direct, Py_ssize_t cal_half,
-                 double cal_lo, double cal_hi, bint averaged=False):
+                 double cal_lo, double cal_hi, double cal_max_weight,
+                 double cal_max_margin, bint averaged=False):
         cdef Py_ssize_t i
         self.engine = engine
         self.rule = rule
@@ -1924,6 +1925,8 @@ cdef class OneRow:
         self.cal_lo = cal_lo
         # As record_margins computes it: _CAL_HALF / (hi - lo).
         self.cal_factor = cal_half / (cal_hi - cal_lo)
+        self.cal_max_weight = cal_max_weight
+        self.cal_max_margin = cal_max_margin
         self.xb = np.zeros((1, engine.d))
         self.wb = np.zeros(1)
         self.db = np.zeros(1)
@@ -2121,13 +2124,13 @@ cdef class OneRow:
                 b = <Py_ssize_t>self.cal_half - 1 - u_bin
             cls = (y > 0) if R == 1 else y
             flat = cls * self.n_bins + b
-            # The clips of record_margins (_CAL_MAX_WEIGHT, _CAL_MAX_MARGIN).
-            if w > 1e250:
-                w = 1e250
-            if margin > 1e12:
-                margin = 1e12
-            elif margin < -1e12:
-                margin = -1e12
+            # The clips of record_margins.
+            if w > self.cal_max_weight:
+                w = self.cal_max_weight
+            if margin > self.cal_max_margin:
+                margin = self.cal_max_margin
+            elif margin < -self.cal_max_margin:
+                margin = -self.cal_max_margin
             wt = w * <double>e.t
             self.bin_at = flat
             self.cls_at = cls
