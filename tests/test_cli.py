@@ -25,7 +25,7 @@ from sklearn_budget import (
 )
 from sklearn_budget import reproduce as rp
 from sklearn_budget.__main__ import demo, main
-from sklearn_budget.datasets import _loaders, make_two_gaussians
+from sklearn_budget.datasets import _remote, make_two_gaussians
 from sklearn_budget.reproduce import _bsgd as rbsgd
 from sklearn_budget.reproduce import _common, _registry
 from sklearn_budget.reproduce import _projectron as rproj
@@ -626,9 +626,9 @@ def test_malformed_data_matching_its_checksum_is_a_one_line_error(
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
     table = [
         r._replace(checksum=checksum) if r.filename == "banana/banana.csv" else r
-        for r in _loaders.REMOTE_FILES
+        for r in _remote.REMOTE_FILES
     ]
-    monkeypatch.setattr(_loaders, "REMOTE_FILES", tuple(table))
+    monkeypatch.setattr(_remote, "REMOTE_FILES", tuple(table))
     status = main(["reproduce", "weston-banana", "--quick", "--silent", "--data-home", str(home),
                    "--out", str(tmp_path / "out")])  # fmt: skip
     err = capsys.readouterr().err
