@@ -80,7 +80,8 @@ class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
     coefficient: after round ``t`` every coefficient is ``1 / (alpha t)``
     times a stored value that only additions and maintenance change.
 
-    Decisions where the paper leaves a choice (ALGORITHMS.md):
+    Decisions where the paper leaves a choice (gathered with the other
+    papers' in :ref:`decisions-bsgd`):
 
     - Candidates of a maintenance whose scores tie (within a relative
       ``1e-9``) are decided in favour of the oldest member. Without
