@@ -10,8 +10,8 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import REMOVAL_AVERAGE, BaseKernelOnlineClassifier
+from ._docstrings import _doc
 from ._online_fast import BudgetedSGDRule
-from ._perceptron import _doc
 
 _MAINTENANCE = {"removal": 0, "projection": 1, "merging": 2}
 
@@ -80,7 +80,8 @@ class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
     coefficient: after round ``t`` every coefficient is ``1 / (alpha t)``
     times a stored value that only additions and maintenance change.
 
-    Decisions where the paper leaves a choice (ALGORITHMS.md):
+    Decisions where the paper leaves a choice (gathered with the other
+    papers' in :ref:`decisions-bsgd`):
 
     - Candidates of a maintenance whose scores tie (within a relative
       ``1e-9``) are decided in favour of the oldest member. Without

@@ -10,8 +10,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import REMOVAL_AVERAGE, _regrow, _vstack
+from ._docstrings import _MAX_ITER_DOC, _REMOVAL_AVERAGE_DOC, _doc
 from ._online_fast import BudgetRule, TighterRule
-from ._perceptron import _MAX_ITER_DOC, _REMOVAL_AVERAGE_DOC, KernelPerceptron, _doc
+from ._perceptron import KernelPerceptron
 
 # Scores of the removal rules that differ by less than this (relative to the
 # size of the hypothesis, sum_i |alpha_i| max_i k(x_i, x_i)) are ties, and a
@@ -296,9 +297,10 @@ class BudgetPerceptron(_BaseBudgetPerceptron):
     ``sum_i |alpha_i| max_i k(x_i, x_i)``) of the best are ties, and the
     oldest of them (the first to enter the support set) is removed.
 
-    With ``average=True`` the averaged hypothesis keeps the exact
+    With ``average='exact'`` the averaged hypothesis keeps the exact
     contribution of every member that was ever in the support set, so it
-    may have more than ``budget`` support vectors.
+    may have more than ``budget`` support vectors; ``average=True`` keeps
+    it within the budget (see "Averaging within the budget").
 
     With ``average=False``, memory is ``O(budget^2)`` (the Gram matrix of
     the members) whatever the length of the stream.
@@ -406,9 +408,10 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
     - Examples of several epochs of ``fit`` are separate rounds: ``'all'``
       and ``'random'`` may hold the same example more than once.
 
-    With ``average=True`` the averaged hypothesis keeps the exact
+    With ``average='exact'`` the averaged hypothesis keeps the exact
     contribution of every member that was ever in the support set, so it
-    may have more than ``budget`` support vectors.
+    may have more than ``budget`` support vectors; ``average=True`` keeps
+    it within the budget (see "Averaging within the budget").
 
     References
     ----------

@@ -7,8 +7,9 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._docstrings import _doc
 from ._online_fast import PassiveAggressiveRule
-from ._perceptron import KernelPerceptron, _doc
+from ._perceptron import KernelPerceptron
 
 
 class KernelPassiveAggressive(KernelPerceptron):

@@ -8,8 +8,9 @@ from numbers import Integral
 from sklearn.utils._param_validation import Interval
 
 from ._base import REMOVAL_AVERAGE
+from ._docstrings import _REMOVAL_AVERAGE_DOC, _averaged_by_default, _doc
 from ._online_fast import RandomizedBudgetRule, generator_state, set_generator_state
-from ._perceptron import _REMOVAL_AVERAGE_DOC, KernelPerceptron, _averaged_by_default, _doc
+from ._perceptron import KernelPerceptron
 
 
 class RandomizedBudgetPerceptron(KernelPerceptron):

@@ -2,11 +2,12 @@
 and the steps of the rules whose support set only grows (Perceptron,
 Stoptron, Passive-Aggressive).
 
-Written from ALGORITHMS.md and the papers with no batching and no caching:
-one row at a time, every kernel value from ``pairwise_kernels``, the members
-kept in a list in insertion order (so "oldest" is the first element and "the
-r-th member" is ``members[r]``). The tests compare the estimators with them;
-``benchmarks/bench_budget.py`` times them.
+Written from the papers and the decisions of ``doc/decisions.rst``, with no
+batching and no caching: one row at a time, every kernel value from
+``pairwise_kernels``, the members kept in a list in insertion order (so
+"oldest" is the first element and "the r-th member" is ``members[r]``). The
+tests compare the estimators with them; ``benchmarks/bench_budget.py`` times
+them.
 """
 
 import numpy as np

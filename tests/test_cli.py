@@ -25,11 +25,13 @@ from sklearn_budget import (
 )
 from sklearn_budget import reproduce as rp
 from sklearn_budget.__main__ import demo, main
-from sklearn_budget.datasets import _loaders, make_two_gaussians
+from sklearn_budget.datasets import _remote, make_two_gaussians
 from sklearn_budget.reproduce import _bsgd as rbsgd
 from sklearn_budget.reproduce import _common, _registry
 from sklearn_budget.reproduce import _projectron as rproj
-from sklearn_budget.reproduce import _weston as rw
+from sklearn_budget.reproduce import _weston_cache as rwc
+from sklearn_budget.reproduce import _weston_epochs as rwp
+from sklearn_budget.reproduce import _weston_error_sets as rwe
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -375,8 +377,10 @@ def test_forgetron_fig2_protocol(monkeypatch, data_env):
 
 
 def test_reproduction_modules_import_one_way():
-    # The registry imports the paper modules, which import only _common:
-    # no module imports one that imports it back.
+    # The registry imports the paper modules, which import only _common
+    # (Weston et al.'s imports its experiments' modules, which import _common
+    # and, for the USPS ones, the module that loads USPS): no module imports
+    # one that imports it back.
     import ast
 
     folder = Path(rp.__file__).parent
@@ -390,13 +394,19 @@ def test_reproduction_modules_import_one_way():
                 else:
                     imported.update(alias.name for alias in node.names)
         graph[path.stem] = imported
+    weston = {"_weston_cache", "_weston_toy_online", "_weston_toy_batch", "_weston_epochs",
+              "_weston_error_sets"}  # fmt: skip
     assert graph["_common"] == set()
-    for name in ("_projectron", "_weston", "_bsgd", "_forgetron"):
+    for name in ("_projectron", "_bsgd", "_forgetron", "_weston_cache", "_weston_toy_online",
+                 "_weston_toy_batch"):  # fmt: skip
         assert graph[name] == {"_common"}
+    for name in ("_weston_epochs", "_weston_error_sets"):
+        assert graph[name] == {"_common", "_weston_cache"}
+    assert graph["_weston"] == weston
     assert graph["_registry"] == {"_common", "_projectron", "_weston", "_bsgd", "_forgetron"}
     assert graph["__init__"] == {"_registry"}
     assert set(graph) == {"__init__", "_registry", "_common", "_projectron", "_weston", "_bsgd",
-                          "_forgetron"}  # fmt: skip
+                          "_forgetron"} | weston  # fmt: skip
 
 
 def test_reproduce_command_line_quick(tmp_path):
@@ -483,7 +493,7 @@ def test_weston_runs_use_the_papers_rules():
     X, y = make_two_gaussians(400, random_state=1)
     Xt, yt = make_two_gaussians(200, random_state=2)
     for kind, Estimator in [("Budget", BudgetPerceptron), ("Tighter", TighterBudgetPerceptron)]:
-        run = rw._weston_run(kind, 15, 1.0, 1.0, X, y, Xt, yt)
+        run = rwc._weston_run(kind, 15, 1.0, 1.0, X, y, Xt, yt)
         est = Estimator(budget=15, beta=0.0, average=False, gamma=1.0)
         if kind == "Tighter":
             est.set_params(error_set="all")
@@ -626,9 +636,9 @@ def test_malformed_data_matching_its_checksum_is_a_one_line_error(
     checksum = hashlib.sha256(path.read_bytes()).hexdigest()
     table = [
         r._replace(checksum=checksum) if r.filename == "banana/banana.csv" else r
-        for r in _loaders.REMOTE_FILES
+        for r in _remote.REMOTE_FILES
     ]
-    monkeypatch.setattr(_loaders, "REMOTE_FILES", tuple(table))
+    monkeypatch.setattr(_remote, "REMOTE_FILES", tuple(table))
     status = main(["reproduce", "weston-banana", "--quick", "--silent", "--data-home", str(home),
                    "--out", str(tmp_path / "out")])  # fmt: skip
     err = capsys.readouterr().err
@@ -818,9 +828,9 @@ def test_weston_protocol(name, monkeypatch, data_env):
         calls.append((kind, p, g, c, Xtr, ytr, Xte, yte))
         return {"error": 1.0, "support": 1, "seconds": 0.0}
 
-    monkeypatch.setattr(rw, "_weston_run", fake_run)
+    monkeypatch.setattr(rwc, "_weston_run", fake_run)
     monkeypatch.setattr(_common, "Parallel", _in_process)
-    rw._weston_experiment(name, quick=False, seed=0, n_jobs=1, progress=_common._Progress("t", 0))
+    rwc._weston_experiment(name, quick=False, seed=0, n_jobs=1, progress=_common._Progress("t", 0))
     kinds = {kind for kind, *_ in calls}
     assert kinds == {"SVC", "Perceptron", "Budget", "Tighter"}
     for kind, p, g, c, Xtr, ytr, Xte, yte in calls:
@@ -907,7 +917,7 @@ def test_paper_numbers_are_the_papers():
 
 
 # ---------------------------------------------------------------------------
-# The other experiments of Weston et al. (sklearn_budget.reproduce._weston)
+# The other experiments of Weston et al. (sklearn_budget.reproduce._weston_*)
 
 
 def _section_rows(markdown, heading):
@@ -1027,12 +1037,13 @@ def test_weston_more_protocol(monkeypatch):
         X, y = make_two_gaussians(20, random_state=0)
         return [(X, y, X, y)] * spec["n_runs"]
 
-    monkeypatch.setattr(rw, "_parallel", capture)
-    monkeypatch.setattr(rw, "_weston_splits", splits)
+    for module in (rwe, rwp):
+        monkeypatch.setattr(module, "_parallel", capture)
+        monkeypatch.setattr(module, "_weston_splits", splits)
     with pytest.raises(KeyboardInterrupt):
-        rw._run_error_sets(False, "unused", 1, 0, None, None)
+        rwe._run_error_sets(False, "unused", 1, 0, None, None)
     with pytest.raises(KeyboardInterrupt):
-        rw._run_usps_epochs(False, "unused", 1, 0, None, None)
+        rwp._run_usps_epochs(False, "unused", 1, 0, None, None)
     for name, spec, quick in specs.values():
         assert name == "weston-usps" and not quick and spec["gamma"] == 1 / 128
     # The paper's 40 runs for Fig. 13, 5 as weston-usps for Fig. 9.

@@ -23,7 +23,7 @@ import sklearn_budget.datasets
 from sklearn_budget.datasets import (
     DataFileError,
     _base,
-    _loaders,
+    _remote,
     fetch_a9a,
     fetch_banana,
     fetch_dna,
@@ -453,9 +453,9 @@ def test_remote_table_matches_the_local_checksums(data_home):
     # The table covers every file the fetchers read, with the checksums of
     # the shared data (stated independently above), and the layout of the
     # shared folder.
-    table = {remote.filename: remote.checksum for remote in _loaders.REMOTE_FILES}
+    table = {remote.filename: remote.checksum for remote in _remote.REMOTE_FILES}
     assert table == FILES
-    for remote in _loaders.REMOTE_FILES:
+    for remote in _remote.REMOTE_FILES:
         assert remote.url.startswith("https://")
         assert (Path(data_home) / remote.filename).is_file()
 
@@ -465,12 +465,12 @@ def file_urls(monkeypatch, tmp_path, data_home):
     """Serve copies of the shared files through file:// URLs."""
     source = tmp_path / "remote"
     table = []
-    for remote in _loaders.REMOTE_FILES:
+    for remote in _remote.REMOTE_FILES:
         copy = source / remote.filename.replace("/", "_")
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(data_home) / remote.filename, copy)
         table.append(remote._replace(url=copy.as_uri()))
-    monkeypatch.setattr(_loaders, "REMOTE_FILES", tuple(table))
+    monkeypatch.setattr(_remote, "REMOTE_FILES", tuple(table))
     return table
 
 
@@ -508,7 +508,7 @@ def test_download_with_wrong_checksum_leaves_nothing(monkeypatch, file_urls, tmp
     table = [
         r._replace(checksum=wrong) if r.filename == "banana/banana.csv" else r for r in file_urls
     ]
-    monkeypatch.setattr(_loaders, "REMOTE_FILES", tuple(table))
+    monkeypatch.setattr(_remote, "REMOTE_FILES", tuple(table))
     home = tmp_path / "home"
     with pytest.raises(OSError) as excinfo:
         fetch_banana(data_home=str(home))
@@ -525,7 +525,7 @@ def test_failed_download_names_the_remedy_and_leaves_nothing(monkeypatch, tmp_pa
     missing = RemoteFileMetadata(
         "banana/banana.csv", (tmp_path / "nowhere.csv").as_uri(), FILES["banana/banana.csv"]
     )
-    monkeypatch.setattr(_loaders, "REMOTE_FILES", (missing,))
+    monkeypatch.setattr(_remote, "REMOTE_FILES", (missing,))
     home = tmp_path / "home"
     with pytest.raises(OSError) as excinfo:
         fetch_banana(data_home=str(home))

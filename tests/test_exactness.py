@@ -1,9 +1,9 @@
 """The fast engine against a plain per-sample implementation.
 
-The reference below is written from ALGORITHMS.md with no batching at all:
-one row at a time, scores from ``pairwise_kernels`` against the members
-kept in insertion order. The estimators must make the same mistakes, keep
-the same support set and reach the same coefficients.
+The reference below is written from the papers and ``doc/decisions.rst``
+with no batching at all: one row at a time, scores from ``pairwise_kernels``
+against the members kept in insertion order. The estimators must make the
+same mistakes, keep the same support set and reach the same coefficients.
 """
 
 import numpy as np

@@ -22,7 +22,8 @@ from sklearn_budget._winnow import Winnow
 def reference_winnow(X, y, classes, eta, balanced=True, weights=None, average=False):
     """Winnow played one row at a time with plain float weights.
 
-    Written from ALGORITHMS.md: weights and bias of ones, predict with
+    Written from the lecture notes' exponential form and the decisions of
+    ``doc/decisions.rst`` ("Winnow"): weights and bias of ones, predict with
     ``w . x + b``, and on a mistake (``y score <= 0``) multiply each weight
     by ``exp(eta y x_j)`` and the bias by ``exp(eta y)``. Balanced: a
     positive and a negative copy of every weight and of the bias, updated

@@ -10,18 +10,13 @@ altered file raises a :class:`DataFileError` naming it.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from ._adult import fetch_a9a
 from ._base import DataFileError, get_data_home
-from ._loaders import (
-    fetch_a9a,
-    fetch_banana,
-    fetch_dna,
-    fetch_mnist,
-    fetch_pendigits,
-    fetch_satimage,
-    fetch_usps,
-    fetch_waveform,
-)
+from ._mnist import fetch_mnist
+from ._multiclass import fetch_dna, fetch_pendigits, fetch_satimage
+from ._raetsch import fetch_banana, fetch_waveform
 from ._samples_generator import make_two_gaussians
+from ._usps import fetch_usps
 
 __all__ = [
     "DataFileError",

@@ -43,7 +43,7 @@ METHODS = (
 )
 
 # The rbf widths are those this package already uses for these data sets
-# (see _projectron.py and _weston.py); the regularisation is chosen on a validation split
+# (see _projectron.py and _weston_cache.py); the regularisation is chosen on a validation split
 # (see _choose_alpha), as the values of the paper could not be checked.
 DATASETS = {
     "Banana": dict(

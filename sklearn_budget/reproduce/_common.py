@@ -174,6 +174,11 @@ def _se(values):
     return values.mean(), values.std(ddof=1) / np.sqrt(values.size)
 
 
+def _errors_of(runs, key):
+    """The test errors of the runs of ``key``, as an array."""
+    return np.array([r["error"] for r in runs[key]])
+
+
 def _range_cell(values, fmt=".2f"):
     v = np.asarray(values, dtype=float)
     return f"{v.mean():{fmt}} [{v.min():{fmt}}, {v.max():{fmt}}]"

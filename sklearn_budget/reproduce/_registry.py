@@ -11,7 +11,7 @@ output path could otherwise make the experiment overwrite any file the user
 can write.
 
 The imports go one way: this module imports the paper modules, which import
-only :mod:`._common`.
+only :mod:`._common` (:mod:`._weston` imports its experiments' modules).
 """
 
 # Authors: The sklearn-budget developers
