@@ -104,6 +104,9 @@ TEST_PARAMS = {
             {"maintenance": "merging", "average": True},
         ],
         "progress": [{"budget": 15}],
+        # Merging (the default) loses little of the members it merges: on
+        # the grid's data a budget of 2 is as good as 30.
+        "grid": [{"maintenance": "projection"}],
         # Merging (the default) takes only the rbf kernel and dense input.
         "every_input": [{"maintenance": "projection"}],
     },
@@ -218,8 +221,9 @@ def make(estimator, kind=None, *, budget=None, gamma=None, random_state=None, **
     """An instance of ``estimator`` (a class or its name) for a test of ``kind``.
 
     Its parameters are, by increasing precedence: ``budget``, ``gamma`` and
-    ``random_state``, each where the estimator takes it (and given); the
-    first parameter set of ``TEST_PARAMS`` for ``kind``; ``params``.
+    ``random_state``, each where the estimator takes it (None: its default);
+    the first parameter set of ``TEST_PARAMS`` for ``kind`` (None: none);
+    ``params``, which the estimator must take.
     """
     cls = getattr(sklearn_budget, estimator) if isinstance(estimator, str) else estimator
     common = {"budget": budget, "gamma": gamma, "random_state": random_state}
