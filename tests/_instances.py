@@ -41,7 +41,7 @@ TRAITS = {
     "partial_fit": lambda cls: hasattr(cls, "partial_fit"),
     # A `budget` parameter: a bound on the support set (None for no bound, where allowed).
     "budget": lambda cls: _takes(cls, "budget"),
-    # The rule removes members (they leave the hypothesis, not only never join).
+    # The rule removes members from the support set (the Stoptron only stops adding).
     "removes_members": lambda cls: getattr(cls, "_removes_members", False),
     # ParameterMixingClassifier trains it (sklearn_budget.parallel).
     "mixable": lambda cls: getattr(cls, "_mixable", False),
@@ -212,8 +212,8 @@ def _params(cls, kind):
 
 
 def _build(cls, common, params):
-    taken = {name: value for name, value in common.items() if value is not None}
-    taken = {name: value for name, value in taken.items() if _takes(cls, name)}
+    """``cls`` with ``params``, over those of ``common`` it takes (None: not given)."""
+    taken = {n: v for n, v in common.items() if v is not None and _takes(cls, n)}
     return cls(**{**taken, **params})
 
 
