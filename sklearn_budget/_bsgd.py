@@ -154,6 +154,7 @@ class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
     )
 
     _removes_members = True
+    _mixable = True
 
     # Pegasos' hypothesis is 1 / (lambda t) times its sum of steps: the later
     # epochs of fit rescale it (see BaseKernelOnlineClassifier._rescale_margins).

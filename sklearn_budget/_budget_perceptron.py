@@ -223,6 +223,7 @@ class _BaseBudgetPerceptron(KernelPerceptron):
         self.C = C
 
     _removes_members = True
+    _mixable = True
 
     _STEP_KINDS = {"perceptron": 0, "mira": 1, "nobias_svm": 2}
 

@@ -140,6 +140,7 @@ class Forgetron(KernelPerceptron):
     # f'(x_r) of the oldest member is read from the Gram matrix of the members.
     _keeps_gram = True
     _removes_members = True
+    _mixable = True
     _stream_params = KernelPerceptron._stream_params + ("budget", "shrink")
 
     def __init__(

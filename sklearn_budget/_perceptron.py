@@ -150,6 +150,7 @@ class Stoptron(KernelPerceptron):
     }
 
     _stream_params = KernelPerceptron._stream_params + ("budget",)
+    _mixable = True
 
     def __init__(
         self,

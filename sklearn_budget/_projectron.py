@@ -243,6 +243,7 @@ class Projectron(BaseKernelOnlineClassifier):
     }
 
     _stream_params = BaseKernelOnlineClassifier._stream_params + ("budget",)
+    _mixable = True
 
     # Whether margin errors are learned from (Projectron++).
     _learns_margin_errors = False

@@ -131,6 +131,7 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
         self.budget = budget
 
     _removes_members = True
+    _mixable = True
 
     def _max_members(self):
         return self.budget + 1

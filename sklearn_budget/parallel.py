@@ -23,13 +23,32 @@ from sklearn.utils.validation import (
 )
 
 from . import _mixing
-from ._base import BaseKernelOnlineClassifier, _conversion, _reject_datetime
+from ._base import _conversion, _reject_datetime
 from ._kernels import is_nonnegative_kernel, resolve_gamma
 
 __all__ = ["ParameterMixingClassifier"]
 
 # Shards of numpy or scipy input when n_shards is None.
 _DEFAULT_SHARDS = 8
+
+
+def _is_mixable(estimator_class):
+    """Whether parameter mixing trains ``estimator_class``.
+
+    The estimators that carry ``_mixable`` load a hypothesis given as an
+    expansion (``_load_expansion``) and have a ``budget`` to compress the
+    mixed expansion to; the others (unbounded or batch learners) do not.
+    """
+    return getattr(estimator_class, "_mixable", False)
+
+
+def _mixable_estimators():
+    """Names of the package's estimators that parameter mixing trains, sorted."""
+    import sklearn_budget
+
+    return sorted(
+        name for name in sklearn_budget.__all__ if _is_mixable(getattr(sklearn_budget, name))
+    )
 
 
 def _is_dask_array(X):
@@ -237,13 +256,12 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         est = self.estimator
         name = type(est).__name__
         budget = getattr(est, "budget", None) if "budget" in est.get_params() else None
-        if not isinstance(est, BaseKernelOnlineClassifier) or not isinstance(budget, Integral):
+        if not _is_mixable(type(est)) or not isinstance(budget, Integral):
+            *others, last = _mixable_estimators()
             raise ValueError(
                 f"ParameterMixingClassifier compresses the mixed model to the budget of the "
-                f"estimator, and {name} has no budget: use a budget learner (Forgetron, "
-                "RandomizedBudgetPerceptron, BudgetPerceptron, TighterBudgetPerceptron, "
-                "Stoptron, Projectron or ProjectronPlusPlus with budget=..., "
-                "BudgetedSGDClassifier)."
+                f"estimator, and {name} has no budget: use a budget learner "
+                f"({', '.join(others)} or {last}, with an integer budget)."
             )
         est._validate_params()
         if _conversion(est.average) not in ("last", "average"):

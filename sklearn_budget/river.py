@@ -31,19 +31,14 @@ import numpy as np
 
 import sklearn_budget as _sklearn_budget
 
-__all__ = [
-    "BudgetPerceptron",
-    "BudgetedSGDClassifier",
-    "Forgetron",
-    "KernelPassiveAggressive",
-    "KernelPerceptron",
-    "Projectron",
-    "ProjectronPlusPlus",
-    "RandomizedBudgetPerceptron",
-    "Stoptron",
-    "TighterBudgetPerceptron",
-    "Winnow",
-]
+# A river classifier feeds its estimator one-row ``partial_fit`` calls: every
+# estimator of the package that has the method has one, of the same name
+# (made at the end of the module); the batch KernelMatchingPursuit has none.
+__all__ = sorted(
+    name
+    for name in _sklearn_budget.__all__
+    if hasattr(getattr(_sklearn_budget, name), "partial_fit")
+)
 
 
 class _RiverClassifier(_river_base.Classifier):
@@ -294,14 +289,8 @@ def _river_class(estimator_class):
     return cls
 
 
-BudgetPerceptron = _river_class(_sklearn_budget.BudgetPerceptron)
-BudgetedSGDClassifier = _river_class(_sklearn_budget.BudgetedSGDClassifier)
-Forgetron = _river_class(_sklearn_budget.Forgetron)
-KernelPassiveAggressive = _river_class(_sklearn_budget.KernelPassiveAggressive)
-KernelPerceptron = _river_class(_sklearn_budget.KernelPerceptron)
-Projectron = _river_class(_sklearn_budget.Projectron)
-ProjectronPlusPlus = _river_class(_sklearn_budget.ProjectronPlusPlus)
-RandomizedBudgetPerceptron = _river_class(_sklearn_budget.RandomizedBudgetPerceptron)
-Stoptron = _river_class(_sklearn_budget.Stoptron)
-TighterBudgetPerceptron = _river_class(_sklearn_budget.TighterBudgetPerceptron)
-Winnow = _river_class(_sklearn_budget.Winnow)
+# Made here rather than written out, one line per estimator, so that a new
+# estimator of the package has its river classifier without an edit: each is
+# a module attribute of its own name, as pickle and autodoc need
+# (``__module__`` and ``__qualname__`` point here).
+globals().update({name: _river_class(getattr(_sklearn_budget, name)) for name in __all__})

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _instances import all_estimators, make
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -14,7 +15,13 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_budget import KernelPassiveAggressive, KernelPerceptron, Stoptron
 
-ALL = [KernelPerceptron, Stoptron, KernelPassiveAggressive]
+# Every online kernel estimator (tests/_instances.py).
+ALL = all_estimators("online_kernel")
+
+
+def estimator(Est, **params):
+    """An ``Est`` with ``params``, under which it takes every kernel and input."""
+    return make(Est, "every_input", **params)
 
 
 def blobs(n=300, n_classes=2, seed=0):
@@ -43,20 +50,20 @@ def test_pipeline_and_grid_search_over_budget_gamma_and_C():
     assert set(grid.cv_results_["param_C"]) == {0.01, 1.0}
 
 
-@pytest.mark.parametrize("Est", ALL)
+@pytest.mark.parametrize("Est", ALL, ids=lambda c: c.__name__)
 def test_clone_gives_an_unfitted_copy(Est):
-    est = Est(gamma=0.3, random_state=1).fit(*blobs())
+    est = estimator(Est, gamma=0.3, random_state=1).fit(*blobs())
     copy = clone(est)
     assert copy.get_params() == est.get_params()
     assert not hasattr(copy, "support_")
 
 
-@pytest.mark.parametrize("Est", ALL)
+@pytest.mark.parametrize("Est", ALL, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("sparse", [False, True])
 def test_pickle_in_the_middle_of_a_stream_continues_identically(Est, sparse):
     X, y = blobs(900, n_classes=3, seed=4)
     X = sp.csr_matrix(X) if sparse else X
-    est = Est(gamma=0.2, average=True).partial_fit(X[:333], y[:333], classes=[0, 1, 2])
+    est = estimator(Est, gamma=0.2, average=True).partial_fit(X[:333], y[:333], classes=[0, 1, 2])
     restored = pickle.loads(pickle.dumps(est))
     est.partial_fit(X[333:], y[333:])
     restored.partial_fit(X[333:], y[333:])
@@ -66,11 +73,11 @@ def test_pickle_in_the_middle_of_a_stream_continues_identically(Est, sparse):
     np.testing.assert_array_equal(restored.predict(X), est.predict(X))
 
 
-@pytest.mark.parametrize("Est", ALL)
+@pytest.mark.parametrize("Est", ALL, ids=lambda c: c.__name__)
 def test_multiclass_attributes_and_string_labels(Est):
     X, y = blobs(300, n_classes=3, seed=2)
     labels = np.array(["setosa", "versicolor", "virginica"], dtype=object)[y]
-    est = Est(gamma=0.3, random_state=0).fit(X, labels)
+    est = estimator(Est, gamma=0.3, random_state=0).fit(X, labels)
     assert list(est.classes_) == ["setosa", "versicolor", "virginica"]
     assert est.dual_coef_.shape == (3, len(est.support_))
     assert est.support_vectors_.shape == (len(est.support_), 4)
@@ -133,11 +140,11 @@ BAD_X = {
 }
 
 
-@pytest.mark.parametrize("Est", ALL)
+@pytest.mark.parametrize("Est", ALL, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("bad", sorted(BAD_X))
 def test_rejected_partial_fit_leaves_the_model_unchanged(Est, bad):
     X, y = blobs(100)
-    est = Est(gamma=0.3).partial_fit(X, y, classes=[0, 1])
+    est = estimator(Est, gamma=0.3).partial_fit(X, y, classes=[0, 1])
     before = state(est)
     make, message = BAD_X[bad]
     with pytest.raises(ValueError, match=message):
@@ -145,10 +152,10 @@ def test_rejected_partial_fit_leaves_the_model_unchanged(Est, bad):
     assert state(est) == before
 
 
-@pytest.mark.parametrize("Est", ALL)
+@pytest.mark.parametrize("Est", ALL, ids=lambda c: c.__name__)
 def test_unseen_class_in_partial_fit_is_rejected_without_change(Est):
     X, y = blobs(100)
-    est = Est(gamma=0.3).partial_fit(X, y, classes=[0, 1])
+    est = estimator(Est, gamma=0.3).partial_fit(X, y, classes=[0, 1])
     before = state(est)
     y_bad = y.copy()
     y_bad[-1] = 7
@@ -157,10 +164,10 @@ def test_unseen_class_in_partial_fit_is_rejected_without_change(Est):
     assert state(est) == before
 
 
-@pytest.mark.parametrize("Est", ALL)
+@pytest.mark.parametrize("Est", ALL, ids=lambda c: c.__name__)
 def test_rejected_fit_on_fitted_model_leaves_it_unchanged(Est):
     X, y = blobs(100)
-    est = Est(gamma=0.3).fit(X, y)
+    est = estimator(Est, gamma=0.3).fit(X, y)
     before = state(est)
     with pytest.raises(ValueError, match="NaN"):
         est.fit(np.full_like(X, np.nan), y)
@@ -173,10 +180,10 @@ def test_rejected_fit_on_fitted_model_leaves_it_unchanged(Est):
     assert state(est) == before
 
 
-@pytest.mark.parametrize("Est", ALL)
+@pytest.mark.parametrize("Est", ALL, ids=lambda c: c.__name__)
 def test_predict_rejects_wrong_number_of_features(Est):
     X, y = blobs(100)
-    est = Est(gamma=0.3).fit(X, y)
+    est = estimator(Est, gamma=0.3).fit(X, y)
     with pytest.raises(ValueError, match="X has 2 features, but .* is expecting 4 features"):
         est.predict(X[:, :2])
 

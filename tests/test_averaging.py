@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _budget_references import RefBudget, RefForgetron, RefRBP
+from _instances import instances
 from sklearn.metrics.pairwise import pairwise_kernels
 from test_bsgd import KERNELS as BSGD_KERNELS
 from test_bsgd import ReferenceBSGD, encode, stream
@@ -48,17 +49,8 @@ CASES = {
     ),
 }
 
-REMOVAL_ESTIMATORS = [
-    Forgetron(budget=12),
-    Forgetron(budget=12, shrink=0.9),
-    RandomizedBudgetPerceptron(budget=12),
-    BudgetPerceptron(budget=12),
-    TighterBudgetPerceptron(budget=12),
-    TighterBudgetPerceptron(budget=12, error_set="random"),
-    BudgetedSGDClassifier(budget=12, maintenance="removal"),
-    BudgetedSGDClassifier(budget=12, maintenance="projection"),
-    BudgetedSGDClassifier(budget=12, maintenance="merging"),
-]
+# Every rule that removes members, with a budget of 12 (tests/_instances.py).
+REMOVAL_ESTIMATORS = instances("removal", "removes_members", budget=12)
 
 
 def reference_pool(functions, budget, kernel, **params):
@@ -176,7 +168,7 @@ def test_average_never_exceeds_budget_along_a_stream(est):
     assert len(est.fit(X, y).support_) <= est.budget
 
 
-@pytest.mark.parametrize("est", REMOVAL_ESTIMATORS[:4] + REMOVAL_ESTIMATORS[6:], ids=repr)
+@pytest.mark.parametrize("est", REMOVAL_ESTIMATORS, ids=repr)
 def test_bounded_average_is_split_invariant_and_picklable_mid_stream(est):
     X, y = make_stream(800, 3, seed=8)
     est = est.set_params(average=True, gamma=GAMMA, random_state=0)

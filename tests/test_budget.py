@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _budget_references import RefBudget, RefForgetron, RefRBP
+from _instances import instances
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -330,15 +331,8 @@ def test_budget_perceptron_removes_best_classified_member():
     np.testing.assert_array_equal(est.support_, [2, 3])
 
 
-GRID_ESTIMATORS = [
-    Forgetron(budget=20),
-    RandomizedBudgetPerceptron(budget=20),
-    BudgetPerceptron(budget=50, update="mira", max_iter=1, average=False),
-    TighterBudgetPerceptron(budget=20, error_set="all", max_iter=5, average=False),
-    TighterBudgetPerceptron(
-        budget=20, error_set="flip", update="nobias_svm", max_iter=5, average=False
-    ),
-]
+# Every rule that removes members (tests/_instances.py).
+GRID_ESTIMATORS = instances("grid", "removes_members")
 
 
 @pytest.mark.parametrize("estimator", GRID_ESTIMATORS, ids=repr)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _instances import TEST_PARAMS, has, instances
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import (
     check_dataframe_column_names_consistency,
@@ -9,70 +10,12 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
-from sklearn_budget import (
-    BudgetedSGDClassifier,
-    BudgetPerceptron,
-    Forgetron,
-    KernelMatchingPursuit,
-    KernelPassiveAggressive,
-    KernelPerceptron,
-    Projectron,
-    ProjectronPlusPlus,
-    RandomizedBudgetPerceptron,
-    Stoptron,
-    TighterBudgetPerceptron,
-    Winnow,
-)
-from sklearn_budget._base import BaseKernelOnlineClassifier
+from sklearn_budget import KernelMatchingPursuit
 
-ESTIMATORS = [
-    KernelPerceptron(),
-    KernelPerceptron(kernel="chi2"),
-    Stoptron(),
-    Stoptron(budget=50),
-    KernelPassiveAggressive(),
-    KernelPassiveAggressive(loss="squared_hinge", kernel="linear"),
-    KernelPerceptron(average="vote"),
-    Stoptron(budget=50, average="vote"),
-    KernelPassiveAggressive(average="vote"),
-    Projectron(),
-    Projectron(eta=0.1),
-    Projectron(eta="adaptive"),
-    ProjectronPlusPlus(),
-    ProjectronPlusPlus(eta=0.1),
-    ProjectronPlusPlus(eta="adaptive"),
-    # The last hypothesis of a small budget on the overlapping blobs of
-    # check_classifiers_train swings with the stream order; the average
-    # (the online-to-batch conversion) is what a batch user should take.
-    Forgetron(),
-    Forgetron(budget=20, average=True),
-    Forgetron(budget=20, shrink=0.9),
-    RandomizedBudgetPerceptron(),
-    RandomizedBudgetPerceptron(budget=20, average=True),
-    # The Budget Perceptron degrades with more epochs on overlapping classes
-    # (Weston et al. 2005), such as the blobs of check_classifiers_train:
-    # its defaults play one averaged epoch. The last hypothesis of one epoch
-    # stays above the check's accuracy threshold too.
-    BudgetPerceptron(),
-    BudgetPerceptron(budget=50, max_iter=1, average=False),
-    BudgetPerceptron(budget=50, update="mira", max_iter=1, average=False),
-    TighterBudgetPerceptron(),
-    TighterBudgetPerceptron(budget=50, max_iter=1, average=False),
-    TighterBudgetPerceptron(budget=20, error_set="all", max_iter=5, average=False),
-    TighterBudgetPerceptron(budget=20, error_set="random", max_iter=5, average=False),
-    TighterBudgetPerceptron(
-        budget=20, error_set="flip", update="nobias_svm", max_iter=5, average=False
-    ),
-    BudgetedSGDClassifier(),
-    BudgetedSGDClassifier(budget=20, maintenance="projection"),
-    BudgetedSGDClassifier(budget=20, maintenance="removal", average=True),
-    BudgetedSGDClassifier(budget=20, alpha=1e-2, average=True),
-    BudgetedSGDClassifier(budget=20, maintenance="merging", average=True),
-    # Their other configurations are checked in their own test files.
-    KernelMatchingPursuit(),
-    Winnow(),
-]
-ONLINE_KERNEL = [e for e in ESTIMATORS if isinstance(e, BaseKernelOnlineClassifier)]
+# Every estimator at its defaults, and the configurations of note of each
+# (tests/_instances.py).
+ESTIMATORS = instances("checks")
+ONLINE_KERNEL = [e for e in ESTIMATORS if has(e, "online_kernel")]
 
 _MISTAKE_DRIVEN = (
     "an update happens only on a mistake (or margin error) of the hypothesis of "
@@ -163,6 +106,13 @@ def test_every_public_estimator_is_checked():
     import sklearn_budget
 
     assert {type(e).__name__ for e in ESTIMATORS} == set(sklearn_budget.__all__)
+
+
+def test_the_instance_table_names_estimators_of_the_package():
+    # A misspelt name in tests/_instances.py would test the defaults only.
+    import sklearn_budget
+
+    assert set(TEST_PARAMS) <= set(sklearn_budget.__all__)
 
 
 def test_every_default_instance_is_checked():

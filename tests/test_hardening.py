@@ -8,6 +8,7 @@ model exactly as it was; dates are not features.
 
 import pickle
 
+import _instances
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -18,25 +19,15 @@ from sklearn_budget._kernels import Kernel
 
 
 def make(name, **kw):
-    cls = getattr(sklearn_budget, name)
-    params = dict(gamma=0.5, random_state=0)
-    if "budget" in cls().get_params():
-        params["budget"] = 8
-    if name == "BudgetedSGDClassifier":
-        # Merging (the default) takes only the rbf kernel and dense input.
-        params["maintenance"] = "projection"
-    params.update(kw)
-    return cls(**params)
+    """The estimator ``name`` with the parameters under which it takes every input."""
+    params = {"gamma": 0.5, "random_state": 0, "budget": 8, **kw}
+    return _instances.make(name, "every_input", **params)
 
 
 # The online kernel estimators (Winnow and Kernel Matching Pursuit have
 # the same promises checked in their own test files).
-ALL = sorted(
-    n
-    for n in sklearn_budget.__all__
-    if issubclass(getattr(sklearn_budget, n), sklearn_budget._base.BaseKernelOnlineClassifier)
-)
-BUDGETED = [n for n in ALL if "budget" in getattr(sklearn_budget, n)().get_params()]
+ALL = _instances.names("online_kernel")
+BUDGETED = _instances.names("online_kernel", "budget")
 
 
 def data(n=60, n_features=3, seed=0, n_classes=2):

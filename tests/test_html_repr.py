@@ -4,6 +4,7 @@ import re
 
 import numpy as np
 import pytest
+from _instances import all_estimators
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import estimator_html_repr
@@ -11,7 +12,7 @@ from sklearn.utils import estimator_html_repr
 import sklearn_budget
 
 BASE = "https://sklearn-budget.readthedocs.io/en/latest"
-ALL = [getattr(sklearn_budget, name) for name in sklearn_budget.__all__]
+ALL = all_estimators()
 
 
 def _links(html):

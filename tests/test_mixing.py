@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _budget_references import Member, RefBudget, RefForgetron, RefRBP
+from _instances import all_estimators, has, instances, names
 from conftest import import_or_skip
 from joblib import parallel_backend
 from sklearn.base import clone
@@ -28,14 +29,11 @@ from sklearn_budget import (
     BudgetedSGDClassifier,
     BudgetPerceptron,
     Forgetron,
-    KernelMatchingPursuit,
     KernelPerceptron,
     Projectron,
     ProjectronPlusPlus,
     RandomizedBudgetPerceptron,
-    Stoptron,
     TighterBudgetPerceptron,
-    Winnow,
     _mixing,
 )
 from sklearn_budget._base import _shuffle_rng
@@ -65,19 +63,9 @@ def scores(X, sv, coef):
     return out[:, 0] if out.shape[1] == 1 else out
 
 
-LOADABLE = [
-    Forgetron(10, gamma=GAMMA, average=False),
-    Forgetron(10, gamma=GAMMA, average=True),
-    RandomizedBudgetPerceptron(10, gamma=GAMMA, average=False),
-    BudgetPerceptron(10, gamma=GAMMA, average=False),
-    TighterBudgetPerceptron(10, gamma=GAMMA, error_set="flip", average=False),
-    Stoptron(10, gamma=GAMMA),
-    Projectron(budget=10, gamma=GAMMA),
-    ProjectronPlusPlus(budget=10, gamma=GAMMA, average=True),
-    BudgetedSGDClassifier(10, gamma=GAMMA, maintenance="removal", average=False),
-    BudgetedSGDClassifier(10, gamma=GAMMA, maintenance="projection", average=False),
-    BudgetedSGDClassifier(10, gamma=GAMMA, maintenance="merging", average=True),
-]
+# Every estimator that parameter mixing trains, with a budget of 10
+# (tests/_instances.py).
+LOADABLE = instances("mixing", "mixable", budget=10, gamma=GAMMA)
 
 
 # ----------------------------------------------------------------------
@@ -453,10 +441,12 @@ def test_sparse_input_gives_the_dense_model(moons):
 @pytest.mark.parametrize(
     "est, match",
     [
-        (KernelPerceptron(), "KernelPerceptron has no budget"),
+        (cls(), f"{cls.__name__} has no budget")
+        for cls in all_estimators()
+        if not has(cls, "mixable")
+    ]
+    + [
         (Projectron(budget=None), "Projectron has no budget"),
-        (KernelMatchingPursuit(), "KernelMatchingPursuit has no budget"),
-        (Winnow(), "Winnow has no budget"),
         (Forgetron(10, average="exact"), "average='exact' is not supported"),
     ],
     ids=lambda v: v if isinstance(v, str) else type(v).__name__,
@@ -467,6 +457,14 @@ def test_refuses_estimators_without_a_budget(moons, est, match):
     with pytest.raises(ValueError, match=match):
         clf.fit(X, y)
     assert not hasattr(clf, "estimator_")
+
+
+def test_the_refusal_names_the_estimators_it_trains(moons):
+    X, y = moons
+    with pytest.raises(ValueError, match="has no budget") as caught:
+        ParameterMixingClassifier(KernelPerceptron()).fit(X, y)
+    *others, last = names("mixable")
+    assert f"({', '.join(others)} or {last}, with an integer budget)" in str(caught.value)
 
 
 def test_sklearn_api_and_input_errors(moons):

@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 
+import _instances
 import numpy as np
 import pytest
 from conftest import import_or_skip
@@ -27,17 +28,13 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
-import sklearn_budget
 from sklearn_budget import (
     BudgetPerceptron,
     Forgetron,
     KernelMatchingPursuit,
-    KernelPassiveAggressive,
     KernelPerceptron,
-    Stoptron,
     Winnow,
 )
-from sklearn_budget._base import BaseKernelOnlineClassifier
 
 _REQUIRE = "SKLEARN_BUDGET_REQUIRE_ONNX"
 import_or_skip("onnx", _REQUIRE)
@@ -50,33 +47,15 @@ import sklearn_budget.onnx as sb_onnx  # noqa: E402
 
 RTOL = {np.float32: 1e-5, np.float64: 1e-10}
 
-ONLINE_KERNEL = [
-    getattr(sklearn_budget, n)
-    for n in sklearn_budget.__all__
-    if issubclass(getattr(sklearn_budget, n), BaseKernelOnlineClassifier)
-]
-
 
 def make(cls, **kw):
-    params = dict(random_state=0)
-    if "budget" in cls().get_params():
-        params["budget"] = 12
-    if cls is KernelMatchingPursuit:
-        params["n_components"] = 12
-    if cls is Winnow:
-        params["eta"] = 0.3
-    params.update(kw)
-    return cls(**params)
+    """``cls`` with the parameters of the ONNX tests (tests/_instances.py)."""
+    return _instances.make(cls, "onnx", **{"random_state": 0, "budget": 12, **kw})
 
 
 # Every estimator at its defaults (BudgetPerceptron's is averaged), the
 # averaged hypothesis of a rule that removes members, and a vote.
-ESTIMATORS = [make(cls) for cls in ONLINE_KERNEL] + [
-    make(Forgetron, average=True),
-    make(KernelPerceptron, average="vote"),
-    make(KernelMatchingPursuit),
-    make(Winnow),
-]
+ESTIMATORS = _instances.instances("onnx", random_state=0, budget=12)
 NAMES = [
     type(e).__name__
     + {True: "(average=True)", "vote": "(average='vote')"}.get(e.get_params().get("average"), "")
@@ -310,7 +289,7 @@ def test_probabilities_are_the_formula():
     np.testing.assert_allclose(p3, softmax(est3.proba_scale_ * f3, axis=1), rtol=1e-10)
 
 
-@pytest.mark.parametrize("cls", [KernelPerceptron, Stoptron, KernelPassiveAggressive])
+@pytest.mark.parametrize("cls", _instances.all_estimators("votes"), ids=lambda c: c.__name__)
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("kernel", ["rbf", "poly"])
 def test_voted_outputs_match(cls, n_classes, kernel):

@@ -8,6 +8,7 @@ the original does.
 import io
 import pickle
 
+import _instances
 import joblib
 import numpy as np
 import pytest
@@ -15,7 +16,6 @@ import scipy.sparse as sp
 from conftest import import_or_skip
 from sklearn.datasets import make_classification
 
-import sklearn_budget
 from sklearn_budget import (
     BudgetedSGDClassifier,
     Forgetron,
@@ -33,7 +33,7 @@ def _skops_io():
     return import_or_skip("skops.io", "SKLEARN_BUDGET_REQUIRE_SKOPS")
 
 
-ALL = [getattr(sklearn_budget, name) for name in sklearn_budget.__all__]
+ALL = _instances.all_estimators()
 
 # Every public estimator on dense two-class data, and a few on sparse input
 # and on three classes.
@@ -73,10 +73,7 @@ def _data(classes, sparse):
 def _make(cls):
     # A fixed seed: with random_state=None the draws of a stream come from
     # numpy's global generator, which a file holds a snapshot of.
-    estimator = cls()
-    if "random_state" in estimator.get_params():
-        estimator.set_params(random_state=0)
-    return estimator
+    return _instances.make(cls, random_state=0)
 
 
 def _type_name(obj):

@@ -2,6 +2,7 @@
 
 import pickle
 
+import _instances
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -11,24 +12,13 @@ from sklearn.datasets import make_blobs
 from sklearn.metrics import log_loss
 from sklearn.metrics.pairwise import pairwise_kernels
 
-import sklearn_budget
-from sklearn_budget._base import BaseKernelOnlineClassifier
 from sklearn_budget._calibration import new_bins, record_margins
 
-ONLINE_KERNEL = [
-    n
-    for n in sklearn_budget.__all__
-    if issubclass(getattr(sklearn_budget, n), BaseKernelOnlineClassifier)
-]
+ONLINE_KERNEL = _instances.names("online_kernel")
 
 
 def make(name, **kw):
-    cls = getattr(sklearn_budget, name)
-    params = dict(gamma=0.5, random_state=0)
-    if "budget" in cls().get_params():
-        params["budget"] = 15
-    params.update(kw)
-    return cls(**params)
+    return _instances.make(name, **{"gamma": 0.5, "random_state": 0, "budget": 15, **kw})
 
 
 def blobs(n, centers, seed=0):

@@ -5,36 +5,18 @@ import re
 
 import numpy as np
 import pytest
+from _instances import instances, names
 from sklearn.base import clone
 from sklearn.metrics import recall_score
 from sklearn.utils._param_validation import InvalidParameterError
 
 import sklearn_budget
-from sklearn_budget import (
-    BudgetPerceptron,
-    Forgetron,
-    KernelPassiveAggressive,
-    KernelPerceptron,
-    Projectron,
-    ProjectronPlusPlus,
-    RandomizedBudgetPerceptron,
-    Stoptron,
-    TighterBudgetPerceptron,
-)
+from sklearn_budget import Forgetron, KernelPerceptron
 
 GAMMA = 0.5
 
-ALL = [
-    KernelPerceptron(gamma=GAMMA),
-    Stoptron(budget=15, gamma=GAMMA),
-    KernelPassiveAggressive(gamma=GAMMA),
-    Projectron(eta=0.3, gamma=GAMMA),
-    ProjectronPlusPlus(eta=0.3, gamma=GAMMA),
-    Forgetron(budget=15, gamma=GAMMA),
-    RandomizedBudgetPerceptron(budget=15, gamma=GAMMA),
-    BudgetPerceptron(budget=15, max_iter=5, average=False, gamma=GAMMA),
-    TighterBudgetPerceptron(budget=15, max_iter=5, average=False, gamma=GAMMA),
-]
+# Every online kernel estimator (tests/_instances.py).
+ALL = instances("progress", "online_kernel", gamma=GAMMA)
 IDS = [type(e).__name__ for e in ALL]
 
 LINE = re.compile(
@@ -371,11 +353,7 @@ def test_new_parameters_are_validated(param, value):
         KernelPerceptron(**{param: value}).fit(X, y)
 
 
-ONLINE_KERNEL = [
-    n
-    for n in sklearn_budget.__all__
-    if issubclass(getattr(sklearn_budget, n), sklearn_budget._base.BaseKernelOnlineClassifier)
-]
+ONLINE_KERNEL = names("online_kernel")
 
 
 @pytest.mark.parametrize("name", ONLINE_KERNEL)

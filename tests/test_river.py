@@ -10,6 +10,7 @@ import itertools
 import pickle
 import warnings
 
+import _instances
 import numpy as np
 import pytest
 from conftest import import_or_skip
@@ -30,6 +31,19 @@ def on_path(est):
 
 
 NAMES = sbr.__all__
+
+
+def test_every_online_estimator_has_its_river_classifier():
+    # The classes are made from the package's estimators that have
+    # partial_fit: module attributes of their own name, which pickle finds.
+    assert NAMES == _instances.names("partial_fit")
+    for name in NAMES:
+        cls = getattr(sbr, name)
+        assert name in dir(sbr)
+        assert (cls.__module__, cls.__qualname__) == ("sklearn_budget.river", name)
+        assert cls._estimator_class is getattr(sklearn_budget, name)
+        model = cls(classes=(0, 1), random_state=0)
+        assert type(pickle.loads(pickle.dumps(model))) is cls
 
 
 # River's memory check plays 2,000 events on each binary data set: run on

@@ -10,6 +10,7 @@ nothing of what the model is.
 
 import pickle
 
+import _instances
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -37,22 +38,11 @@ def count_compiled_rounds(monkeypatch):
     return played
 
 
-ALL = sorted(
-    n
-    for n in sklearn_budget.__all__
-    if issubclass(getattr(sklearn_budget, n), _base.BaseKernelOnlineClassifier)
-)
+ALL = _instances.names("online_kernel")
 
 
 def make(name, **kw):
-    cls = getattr(sklearn_budget, name)
-    params = dict(random_state=0)
-    if "gamma" in cls().get_params():
-        params["gamma"] = 0.3
-    if "budget" in cls().get_params():
-        params["budget"] = 12
-    params.update(kw)
-    return cls(**params)
+    return _instances.make(name, **{"random_state": 0, "gamma": 0.3, "budget": 12, **kw})
 
 
 def stream(n=1000, n_features=4, n_classes=2, seed=0):
@@ -396,7 +386,7 @@ def test_a_failure_after_the_round_undoes_it(name, average, monkeypatch):
 
 # The removal rules: with the average, the members that leave are folded
 # into the average after the compiled round (Python's work).
-REMOVING = ["BudgetPerceptron", "BudgetedSGDClassifier", "Forgetron", "RandomizedBudgetPerceptron"]
+REMOVING = _instances.names("removes_members")
 
 
 @pytest.mark.parametrize("average", [True, "exact"])

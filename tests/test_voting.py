@@ -12,21 +12,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _budget_references import GROWING_CASES, pa_rule
+from _instances import all_estimators, has, names
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_budget import (
-    BudgetedSGDClassifier,
-    BudgetPerceptron,
-    Forgetron,
     KernelPassiveAggressive,
     KernelPerceptron,
-    Projectron,
-    ProjectronPlusPlus,
-    RandomizedBudgetPerceptron,
     Stoptron,
-    TighterBudgetPerceptron,
-    Winnow,
 )
 from sklearn_budget._base import _BLOCK_SIZE
 
@@ -265,21 +258,19 @@ def test_counts_do_not_grow_with_rounds_without_updates():
 
 @pytest.mark.parametrize(
     "Est",
-    [
-        Forgetron,
-        RandomizedBudgetPerceptron,
-        BudgetPerceptron,
-        TighterBudgetPerceptron,
-        Projectron,
-        ProjectronPlusPlus,
-        BudgetedSGDClassifier,
-        Winnow,
-    ],
+    [cls for cls in all_estimators("average") if not has(cls, "votes")],
+    ids=lambda c: c.__name__,
 )
 def test_vote_is_refused_where_the_hypotheses_are_not_prefixes(Est):
     X, y = make_stream(30, 2, False)
     with pytest.raises(InvalidParameterError, match="'average' parameter"):
         Est(average="vote").fit(X, y)
+
+
+def test_every_estimator_that_votes_is_checked_against_the_reference():
+    # The estimators that take average='vote' (the others are refused above)
+    # are those whose nested hypotheses the per-sample references play.
+    assert set(names("votes")) == {type(make()).__name__ for make, _ in CASES.values()}
 
 
 def test_the_conversion_is_fixed_for_a_stream_and_refit_drops_the_vote():
