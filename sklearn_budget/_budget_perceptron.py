@@ -9,9 +9,10 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import REMOVAL_AVERAGE, _regrow, _vstack
+from ._base import REMOVAL_AVERAGE
 from ._online_fast import BudgetRule, TighterRule
 from ._perceptron import _MAX_ITER_DOC, _REMOVAL_AVERAGE_DOC, KernelPerceptron, _doc
+from ._rounds import _regrow, _vstack
 
 # Scores of the removal rules that differ by less than this (relative to the
 # size of the hypothesis, sum_i |alpha_i| max_i k(x_i, x_i)) are ties, and a

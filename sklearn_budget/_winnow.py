@@ -16,19 +16,12 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
-from ._base import (
-    _DOC_LINK_TEMPLATE,
-    _PUBLISHED,
-    _VALIDATED,
-    BaseKernelOnlineClassifier,
-    _check_rows,
-    _check_targets,
-    _lean_labels,
-    _partial_fit_classes,
-    _shuffle_rng,
-)
+from ._base import _DOC_LINK_TEMPLATE, BaseKernelOnlineClassifier
 from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
 from ._progress import _Progress
+from ._stream import _VALIDATED, _partial_fit_classes, _shuffle_rng
+from ._transaction import _PUBLISHED
+from ._validation import _check_rows, _check_targets, _lean_labels
 
 # Rows whose bias column and norms are built at once.
 _BLOCK_SIZE = 1024

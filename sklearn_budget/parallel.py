@@ -23,8 +23,10 @@ from sklearn.utils.validation import (
 )
 
 from . import _mixing
-from ._base import BaseKernelOnlineClassifier, _conversion, _reject_datetime
+from ._averaging import _conversion
+from ._base import BaseKernelOnlineClassifier
 from ._kernels import is_nonnegative_kernel, resolve_gamma
+from ._validation import _reject_datetime
 
 __all__ = ["ParameterMixingClassifier"]
 
