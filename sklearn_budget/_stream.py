@@ -5,14 +5,19 @@ next rounds of the stream; both validate the parameters and the input first,
 refuse to go on with a stream whose fixed parameters changed, and run in one
 :class:`~sklearn_budget._transaction.Transaction`, so that a call that fails
 or is interrupted changes nothing. :class:`_OnlineStreamMixin` holds that
-plumbing; an estimator states its algorithm through a few hooks:
+plumbing; an estimator keeps its arrays in ``_state`` (a dict, with the
+``counters`` of the stream) and states its algorithm through a few hooks:
 
 - ``_reset(X, from_partial_fit)``: start a new stream (``classes_`` is set);
 - ``_play(X, y, w, index, on_block, calibrate)``: play rows as rounds, with
   ``y`` the class indices and ``w`` the positive sample weights;
 - ``_end_of_call(n_rows)``: the fitted attributes after a call;
 - ``_counter_index``: where the state's ``counters`` keep the rounds, the
-  mistakes and the updates of the current epoch.
+  mistakes and the updates of the current epoch;
+- optionally ``_stream_index`` (the identifiers of the rows played),
+  ``_takes_lean_rows`` and ``_nonnegative_input`` (what the input may be),
+  ``_partial_fit_one_row`` (a path of its own for one-row calls), and the
+  undo record's ``_lazy_undo_prefixes`` and ``_mutable_attributes``.
 """
 
 # Authors: The sklearn-budget developers
