@@ -1,7 +1,7 @@
 """Where computing kernel rows in the compiled loop beats BLAS blocks.
 
 The engine gets its kernel values from one of two paths (see
-``sklearn_budget._base``): *direct*, the compiled loop computes each row from
+``sklearn_budget._rounds``): *direct*, the compiled loop computes each row from
 the member rows; *blocked*, ``pairwise_kernels`` computes a block of rows
 against the members with BLAS. This script times one round of both, for a
 range of dimensions and support sizes, and the path the cost model picks.
@@ -24,6 +24,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import sklearn_budget._base as engine  # noqa: E402
+import sklearn_budget._rounds as driver  # noqa: E402
 from sklearn_budget import Stoptron  # noqa: E402
 
 
@@ -65,7 +66,7 @@ def main(argv=None):
                 direct = time_path("direct", X, y, n, repeats=3)
                 blocked = time_path("blocked", X, y, n, repeats=3)
                 faster = "direct" if direct < blocked else "blocked"
-                pick = "direct" if engine._direct_pays(n, engine._BLOCK_SIZE, d) else "blocked"
+                pick = "direct" if driver._direct_pays(n, driver._BLOCK_SIZE, d) else "blocked"
                 print(
                     f"| {n} | {d} | {direct:.2f} | {blocked:.2f} | {faster} | {pick} |", flush=True
                 )

@@ -5,8 +5,8 @@ that removes members (Forgetron, Randomized Budget Perceptron, the Budget
 Perceptrons, budgeted SGD) is a kernel expansion over every member the
 stream ever had: a member's running sum ``acc_i`` (the sum of its
 coefficient over the rounds it was one) outlives the member. The exact
-average therefore grows with the stream. Here it is kept bounded
-(ALGORITHMS.md, "Bounded averaging"):
+average therefore grows with the stream. Here it is kept bounded (the
+decision "Averaging with removals" of ``doc/decisions.rst``):
 
 - the running sums of the current members live beside their coefficients,
   in the engine (``acc``, ``stamp``);
@@ -27,6 +27,11 @@ average therefore grows with the stream. Here it is kept bounded
 The pool sees the members in the order they leave, whatever the calls the
 stream is split into, so the model is the same for any split of the
 stream, and deterministic.
+
+:class:`_AveragingMixin` gives the kernel estimators the average of their
+stream: the running sums of the current members, the members that left
+(folded into the pool, or kept whole for ``average='exact'``), and the
+averaged expansion that :meth:`_publish` makes of them.
 """
 
 # Authors: The sklearn-budget developers
@@ -36,8 +41,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.lapack import dpotrf, dpotri
 
-from ._kernels import single_blas_thread
-from ._online_fast import fold_into_pool, kernel_block
+from ._kernels import kernel_values, single_blas_thread
+from ._online_fast import fold_into_pool
+from ._rounds import _vstack
 
 # A function whose squared residual off the pool's span is below this
 # fraction of k(x, x) is projected instead of joining (the part lost is at
@@ -108,28 +114,6 @@ def _recompute_inverse(pool):
     pool["pool_G"][:n, :n] = G + np.tril(G, -1).T
 
 
-def _stack(A, B):
-    if sp.issparse(A) or sp.issparse(B):
-        return sp.vstack([sp.csr_matrix(A), sp.csr_matrix(B)], format="csr")
-    return np.concatenate([A, B], axis=0)
-
-
-def kernel_values(kernel, kernel_code, X, Z):
-    """``kernel(X, Z)`` as a C-contiguous float64 array, by the compiled
-    formulas where the kernel has them (``kernel_code``) and both are dense:
-    by differences, so rows too large for the blocked formulas stay finite."""
-    if kernel_code is not None and not (sp.issparse(X) or sp.issparse(Z)) and X.shape[1]:
-        return kernel_block(
-            np.ascontiguousarray(X, dtype=np.float64),
-            np.ascontiguousarray(Z, dtype=np.float64),
-            kernel_code,
-            float(kernel.gamma),
-            float(kernel.degree),
-            float(kernel.coef0),
-        )
-    return np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
-
-
 def fold(pool, rows, kernel, kernel_code, X, coef, index, budget):
     """Bring ``coef[j] k(X[j], .)`` into the pool, in order; returns its new rows.
 
@@ -148,7 +132,7 @@ def fold(pool, rows, kernel, kernel_code, X, coef, index, budget):
     n0 = int(ints[0])
     _ensure_capacity(pool, min(budget + 1, n0 + m))
     pool["pool_src"][:n0] = np.arange(n0)
-    Z = _stack(rows, X)
+    Z = _vstack(rows, X)
     with np.errstate(all="ignore"):
         C = kernel_values(kernel, kernel_code, X, Z)
         kxx = np.ascontiguousarray(kernel.diag(X), dtype=np.float64)
@@ -201,3 +185,120 @@ def bounded_average(pool, rows, kernel, kernel_code, X, coef, index, order, budg
     sv = fold(final, rows, kernel, kernel_code, X[order], coef[order], index[order], budget)
     n = int(final["pool_ints"][0])
     return sv, final["pool_idx"][:n].copy(), final["pool_beta"][:n].T.copy()
+
+
+def _conversion(average):
+    """The online-to-batch conversion named by ``average``.
+
+    "last", "average" (bounded by the budget for the removal rules),
+    "exact" (the unbounded average of the removal rules) or "vote".
+    """
+    if isinstance(average, str):
+        return average
+    return "average" if average else "last"
+
+
+class _AveragingMixin:
+    """The average of the hypotheses of a kernel estimator's stream.
+
+    The engine keeps each member's running sum ``acc`` (in the coefficients'
+    true units, up to the round ``stamp``); the members that leave are
+    folded into the pool (``average=True`` with a removal rule) or kept
+    whole (``average='exact'``).
+    """
+
+    @property
+    def _averages(self):
+        """Whether the engine keeps the running sums of the average."""
+        return self._conversion in ("average", "exact")
+
+    @property
+    def _bounded_pool(self):
+        """Whether the average is kept within the budget by a pool (removal rules)."""
+        return self._conversion == "average" and self._removes_members
+
+    def _retired_lists(self):
+        """What ``average='exact'`` keeps of the members that left (grown in place)."""
+        return self._retired_idx, self._retired_acc, self._retired_sv
+
+    def _fold_retired(self, retired, Z):
+        """Keep what the members that left (``engine.retired()``) gave the
+        average: folded into the pool of the bounded average, or kept whole
+        for ``average='exact'``. ``Z``: the block's kernel columns (sparse)."""
+        ridx, racc, rX, rcol = retired
+        rX = rX if self._dense else Z[rcol]
+        if self._bounded_pool:
+            self._before_change("pool_")
+            self._pool_X = fold(
+                self._state,
+                self._pool_X,
+                self._kernel,
+                self._kernel_code,
+                rX,
+                racc,
+                ridx,
+                self.budget,
+            )
+        else:
+            self._retired_idx.extend(ridx)
+            self._retired_acc.extend(racc)
+            self._retired_sv.append(rX)
+
+    def _average_is_finite(self):
+        """Whether the sums of the average are finite, brought up to the
+        current round as :meth:`_publish` brings them: coefficients near the
+        largest float overflow in the sums of the rounds that follow."""
+        if not self._averages:
+            return True
+        n, state = self._n, self._state
+        with np.errstate(all="ignore"):
+            acc = (
+                state["acc"][:n]
+                + state["alpha"][:n] * (state["scale"][1] - state["stamp"][:n])[:, None]
+            )
+        return bool(
+            np.isfinite(acc).all()
+            and np.isfinite(state.get("pool_beta", np.zeros(0))).all()
+            and all(np.isfinite(a).all() for a in self._retired_acc)
+        )
+
+    def _averaged_members(self, sv, idx, coef):
+        """The members, stream indices and coefficients of the averaged hypothesis.
+
+        ``sv``, ``idx``, ``coef``: the current members, in position order,
+        with their stored coefficients (shape (n_rows, n_members)). Members
+        that took part in no hypothesis of the average are left out.
+        """
+        n, t, state = self._n, self._t, self._state
+        # The running sums are in the coefficients' true units.
+        coef = state["acc"][:n].T + coef * (state["scale"][1] - state["stamp"][:n])
+        if self._bounded_pool:
+            order = np.argsort(state["born"][:n], kind="stable")
+            sv, idx, coef = bounded_average(
+                state,
+                self._pool_X,
+                self._kernel,
+                self._kernel_code,
+                sv,
+                coef.T,
+                idx,
+                order,
+                self.budget,
+            )
+        coef = coef / t
+        if self._retired_idx:
+            sv = _vstack(sv, self._stack(self._retired_sv))
+            idx = np.concatenate([idx, self._retired_idx])
+            coef = np.hstack([coef, np.array(self._retired_acc).T / t])
+        # A member that joined on the last round played took part in no
+        # hypothesis of the average.
+        used = np.any(coef != 0, axis=0)
+        if not used.all():
+            sv, idx, coef = sv[np.flatnonzero(used)], idx[used], coef[:, used]
+        return sv, idx, coef
+
+    def _stack(self, parts):
+        """Rows of the stream format, stacked."""
+        if self._dense:
+            return np.concatenate(parts, axis=0)
+        return sp.vstack(parts, format="csr")

@@ -9,10 +9,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import REMOVAL_AVERAGE, _regrow, _vstack
+from ._base import REMOVAL_AVERAGE
 from ._docstrings import _MAX_ITER_DOC, _REMOVAL_AVERAGE_DOC, _doc
 from ._online_fast import BudgetRule, TighterRule
 from ._perceptron import KernelPerceptron
+from ._rounds import _regrow, _vstack
 
 # Scores of the removal rules that differ by less than this (relative to the
 # size of the hypothesis, sum_i |alpha_i| max_i k(x_i, x_i)) are ties, and a

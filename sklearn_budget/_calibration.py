@@ -4,6 +4,10 @@ Every round's margin is computed before the round's update, so it is out of
 sample. The margins are summarised in fixed bins (memory independent of the
 stream's length, additive over the calls of a stream) and one scale of the
 scores is fitted to them by maximum likelihood.
+
+:class:`_CalibrationMixin` records the margins of a kernel estimator's
+stream: those of the online hypotheses, or with averaging those of the
+averaged hypothesis of the last checkpoint.
 """
 
 # Authors: The sklearn-budget developers
@@ -12,6 +16,7 @@ scores is fitted to them by maximum likelihood.
 import weakref
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import log_expit, log_softmax
 
 from ._online_fast import fit_temperature
@@ -160,3 +165,109 @@ def log_probabilities(z, binary):
     if binary:
         return np.column_stack([log_expit(-z), log_expit(z)])
     return log_softmax(z, axis=1)
+
+
+class _CalibrationMixin:
+    """The bins of the progressive margins of a kernel estimator's stream."""
+
+    def _record_margins(self, margins, cls, w, rounds):
+        """Add a block's progressive margins to the bins of the probabilities.
+
+        The margins of the online hypotheses, or with averaging those of the
+        averaged hypothesis of the last checkpoint (:meth:`_checkpoint_margins`).
+        """
+        record_margins(self._state, margins, cls, w, rounds)
+
+    def _take_checkpoint(self):
+        """Keep the averaged hypothesis of now, which scores the rounds to come.
+
+        The arrays are replaced, never changed in place, so that the undo
+        record of a call keeps the old ones. ``O(budget * n_features)``
+        memory with the bounded average.
+        """
+        fitted = self._publish()
+        sv, state = fitted["support_vectors_"], self._state
+        state["cal_avg_t"] = np.array([self._t], dtype=np.int64)
+        state["cal_avg_coef"] = fitted["dual_coef_"]
+        if sp.issparse(sv):
+            sv = sp.csr_matrix(sv)
+            state["cal_avg_data"], state["cal_avg_indices"], state["cal_avg_indptr"] = (
+                sv.data.copy(),
+                sv.indices.astype(np.int64),
+                sv.indptr.astype(np.int64),
+            )
+        else:
+            state["cal_avg_sv"] = np.ascontiguousarray(sv, dtype=np.float64)
+
+    def _checkpoint_margins(self, Xb, yb):
+        """Margins of rows ``Xb`` (labels ``yb``, coded as for the rounds) under
+        the averaged hypothesis of the last checkpoint, which has not seen them."""
+        state = self._state
+        coef = state["cal_avg_coef"]
+        if coef.shape[1] == 0:
+            return np.zeros(Xb.shape[0])
+        if "cal_avg_sv" in state:
+            sv = state["cal_avg_sv"]
+        else:
+            sv = sp.csr_matrix(
+                (state["cal_avg_data"], state["cal_avg_indices"], state["cal_avg_indptr"]),
+                shape=(coef.shape[1], self.n_features_in_),
+            )
+        f = self._expansion(Xb, sv, coef)
+        if self._binary:
+            return yb * f[:, 0]
+        rows = np.arange(f.shape[0])
+        own = f[rows, yb].copy()
+        f[rows, yb] = -np.inf
+        return own - f.max(axis=1)
+
+    def _model_norm(self):
+        """RKHS norm of the fitted hypothesis (all classes), or None where
+        the recorded margins are not rescaled with it (see :meth:`_rescale_margins`)."""
+        if not self._epochs_rescale or self._conversion != "last" or self._t == 0:
+            return None
+        fitted = self._publish()
+        sv, coef = fitted["support_vectors_"], fitted["dual_coef_"]
+        if coef.shape[1] == 0:
+            return 0.0
+        gram = self._kernel_matrix(sv, sv)
+        return float(np.sqrt(max(np.einsum("ci,ij,cj->", coef, gram, coef), 0.0)))
+
+    def _rescale_margins(self, before, after):
+        """Bring the recorded margins to the model after rounds that were not
+        recorded (the later epochs of ``fit``, whose rows were seen before).
+
+        Only for the rules whose later epochs rescale the last hypothesis
+        (``_epochs_rescale``: budgeted SGD's ``1 / (lambda t)``): the margins
+        are multiplied by the ratio of the model's norms, as if each had been
+        taken on the new model. Elsewhere the norm also moves without the
+        confidence (measured, ``doc/probabilities.rst``: the Perceptrons'
+        last hypothesis on overlapping classes, every average), and the
+        first epoch's margins are kept as they are.
+        """
+        if before is None or after is None or not before > 0 or not after > 0:
+            return
+        self._before_change("cal_")
+        rescale_bins(self._state, after / before)
+
+    def _set_aside_bins(self, warm):
+        """The bins of the earlier calls of a warm-started ``fit``, set aside.
+
+        The later epochs rescale the margins recorded (budgeted SGD, see
+        :meth:`_rescale_margins`): those of this fit only. The bins of the
+        earlier calls are replaced by empty ones (new arrays: the undo record
+        keeps the old ones) and added back by :meth:`_add_back_bins`. None
+        where nothing is rescaled.
+        """
+        if not (warm and self.max_iter > 1 and self._epochs_rescale and self._conversion == "last"):
+            return None
+        earlier = {k: self._state[k] for k in ("cal_counts", "cal_sums")}
+        for k, a in earlier.items():
+            self._state[k] = np.zeros_like(a)
+        return earlier
+
+    def _add_back_bins(self, earlier):
+        """Add the bins set aside by :meth:`_set_aside_bins` (None: none) back."""
+        if earlier is not None:
+            for k, a in earlier.items():
+                self._state[k] = self._state[k] + a

@@ -3,7 +3,7 @@
 All kernel values are computed by :func:`sklearn.metrics.pairwise.pairwise_kernels`
 so that every kernel name it accepts, and any callable, behaves exactly as in
 scikit-learn. The online engine never calls it per round: it asks for whole
-blocks of rows against the support set (see ``sklearn_budget._base``).
+blocks of rows against the support set (see ``sklearn_budget._rounds``).
 """
 
 # Authors: The sklearn-budget developers
@@ -15,6 +15,8 @@ from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils import gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from threadpoolctl import ThreadpoolController
+
+from ._online_fast import kernel_block
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
 
@@ -261,6 +263,22 @@ class _KernelStateMixin:
         if isinstance(state.get("_kernel"), dict):
             state = dict(state, _kernel=Kernel(**state["_kernel"]))
         super().__setstate__(state)
+
+
+def kernel_values(kernel, kernel_code, X, Z):
+    """``kernel(X, Z)`` as a C-contiguous float64 array, by the compiled
+    formulas where the kernel has them (``kernel_code``) and both are dense:
+    by differences, so rows too large for the blocked formulas stay finite."""
+    if kernel_code is not None and not (sp.issparse(X) or sp.issparse(Z)) and X.shape[1]:
+        return kernel_block(
+            np.ascontiguousarray(X, dtype=np.float64),
+            np.ascontiguousarray(Z, dtype=np.float64),
+            kernel_code,
+            float(kernel.gamma),
+            float(kernel.degree),
+            float(kernel.coef0),
+        )
+    return np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
 
 
 def is_nonnegative_kernel(kernel):

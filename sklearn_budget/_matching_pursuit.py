@@ -19,7 +19,6 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import (
     _DOC_LINK_TEMPLATE,
     BaseKernelOnlineClassifier,
-    _check_targets,
     _KernelClassifierMixin,
 )
 from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
@@ -29,6 +28,7 @@ from ._kernels import (
     _KernelStateMixin,
     resolve_gamma,
 )
+from ._validation import _check_targets
 
 # A column whose squared distance to the span of the chosen columns is at
 # most this fraction of its squared norm is taken to lie in that span (the

@@ -3,32 +3,19 @@
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import copy
 from numbers import Integral, Real
-from time import perf_counter
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.validation import (
-    check_is_fitted,
-)
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import (
-    _DOC_LINK_TEMPLATE,
-    _PUBLISHED,
-    _VALIDATED,
-    BaseKernelOnlineClassifier,
-    _check_rows,
-    _check_targets,
-    _lean_labels,
-    _partial_fit_classes,
-    _shuffle_rng,
-)
+from ._base import _DOC_LINK_TEMPLATE
 from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
-from ._progress import _Progress
+from ._stream import _OnlineStreamMixin
+from ._transaction import published
 
 # Rows whose bias column and norms are built at once.
 _BLOCK_SIZE = 1024
@@ -162,7 +149,216 @@ def _margins(scores, y, g):
     return margins
 
 
-class Winnow(ClassifierMixin, BaseEstimator):
+def _accumulate(state, k, idx, t, balanced):
+    """Add the current weights of class ``k`` at ``idx`` to their sums up to round ``t``."""
+    at = slice(None) if idx is None else idx
+    theta, stamp = state["theta"][k, at], state["stamp"][k]
+    rounds = np.log(t - stamp[at])
+    acc = state["acc_plus"][k]
+    acc[at] = np.logaddexp(acc[at], theta + rounds)
+    if balanced:
+        acc = state["acc_minus"][k]
+        acc[at] = np.logaddexp(acc[at], rounds - theta)
+    stamp[at] = t
+
+
+def _rescale(state, k, balanced):
+    """Choose the scale of class ``k`` from its largest weight, and rescale it."""
+    theta = state["theta"][k]
+    log_mag, _ = _log_abs(theta, balanced)
+    top = np.max(log_mag)
+    # Keep g = 0 (the cheaper scaling) while the weights are moderate.
+    g = float(top) if np.isfinite(top) and abs(top) > _HEADROOM / 2 else 0.0
+    state["g"][k] = g
+    state["u"][k] = _scaled(theta, g, balanced)
+    state["bound"][k] = np.max(np.abs(theta)) if balanced else np.max(theta)
+
+
+def _play_block(state, X, Y, y, w, calibrate, eta, balanced, average):
+    """Play a block of rounds on the arrays of ``state``.
+
+    ``Y`` holds the labels +-1 of each class (a row each), ``y`` the class
+    indices; ``eta``, ``balanced`` and ``average``: the parameters.
+    """
+    theta, u, g, bound = state["theta"], state["u"], state["g"], state["bound"]
+    n_rows, n_coords = theta.shape
+    binary = n_rows == 1
+    n = X.shape[0]
+    # The bias is one more coordinate, of value 1 in every row.
+    sparse = sp.issparse(X)
+    if sparse:
+        X1 = sp.hstack([X, np.ones((n, 1))], format="csr")
+        indptr, indices, data = X1.indptr, X1.indices, X1.data
+        size = np.abs(data)
+        l1 = np.add.reduceat(size, indptr[:-1])  # every row has its bias entry
+        largest = np.maximum.reduceat(size, indptr[:-1])
+        nnz = np.diff(indptr)
+    else:
+        X1 = np.hstack([X, np.ones((n, 1))])
+        size = np.abs(X1)
+        l1, largest, nnz = size.sum(axis=1), size.max(axis=1), n_coords
+    trust = _TINY * (l1 + nnz)
+    trust[largest > _HUGE_X] = np.inf
+
+    t0, mistakes, updates = int(state["counters"][0]), 0, 0
+    # Python copies of the scales and bounds (written back by _rescale
+    # and at the end of the block): cheaper to use per round.
+    gs, bounds = g.tolist(), bound.tolist()
+    same_scale = binary or min(gs) == max(gs)
+    largest = largest.tolist()
+    trust_r = trust.tolist()
+    # The margin of each round before its update (progressive, out of sample).
+    margins = np.zeros(n) if calibrate else None
+    run, i = 16, 0
+    while i < n:
+        # Scores of the next rows with the current weights: they hold
+        # until the first row that is not clearly right.
+        j = min(n, i + run)
+        if sparse:
+            a, b = indptr[i], indptr[j]
+            scores = np.add.reduceat(u[:, indices[a:b]] * data[a:b], indptr[i:j] - a, axis=1)
+        else:
+            scores = u @ X1[i:j].T
+        right = Y[:, i:j] * scores > trust[i:j]
+        ok = right[0] if binary else right.all(axis=0)
+        f = int(ok.argmin())
+        if calibrate:
+            # Up to the first row not clearly right, the weights are
+            # those each row is predicted with; a row scored exactly
+            # below gets its exact margin.
+            last = j if ok[f] else i + f + 1
+            if binary and gs[0] < _LOG_SCORE_CAP:  # the common case, kept cheap
+                scale = np.exp(gs[0]) if gs[0] else 1.0
+                margins[i:last] = (Y[0, i:last] * scale) * scores[0, : last - i]
+            else:
+                margins[i:last] = _margins(scores[:, : last - i], y[i:last], gs)
+        if ok[f]:
+            i, run = j, min(2 * run, _MAX_RUN)
+            continue
+        r, run = i + f, min(max(4, 2 * (f + 1)), _MAX_RUN)
+        if sparse:
+            idx = indices[indptr[r] : indptr[r + 1]]
+            vals = data[indptr[r] : indptr[r + 1]]
+        else:
+            idx, vals = None, X1[r]
+        # A trusted score that is not clearly right is wrong.
+        if binary:
+            trusted = abs(float(scores[0, f])) > trust_r[r]
+            exact = not trusted
+            if trusted:
+                wrong, mistake = (0,), True
+        else:
+            s = scores[:, f]
+            trusted = np.abs(s) > trust_r[r]
+            exact = not (same_scale and trusted.all())
+            if not exact:
+                wrong = np.flatnonzero(~right[:, f])
+                mistake = s[y[r]] <= np.max(np.delete(s, y[r]))
+        if exact:
+            # Exact decision in the log domain, then a rescale of the
+            # classes whose scaled weights could not score this row.
+            cols = np.arange(n_coords) if idx is None else idx
+            nz = vals != 0
+            sign, log_mag = _log_scores(*_log_abs(theta[:, cols[nz]], balanced), vals[nz])
+            if calibrate:
+                true = sign * np.exp(np.minimum(log_mag, _LOG_SCORE_CAP))
+                margins[r] = _margins(true[:, None], y[r : r + 1], None)[0]
+            wrong = np.flatnonzero(Y[:, r] * sign <= 0)
+            if binary:
+                mistake = wrong.size > 0
+            else:
+                mistake = not _is_strict_max(y[r], sign, log_mag)
+            bound[:] = bounds
+            for k in np.flatnonzero(~np.atleast_1d(trusted)):
+                _rescale(state, k, balanced)
+            gs, bounds = g.tolist(), bound.tolist()
+            same_scale = binary or min(gs) == max(gs)
+        t = t0 + r + 1  # rounds of the stream, this one included
+        mistakes += bool(mistake)
+        for k in wrong:
+            step = eta * w[r] * Y[k, r]
+            if average:
+                _accumulate(state, k, idx, t, balanced)
+            if idx is None:
+                new = theta[k]
+                new += step * vals
+            else:
+                theta[k, idx] += step * vals
+                new = theta[k, idx]
+            # An upper bound on the log-weights, cheaper than their max.
+            bounds[k] += abs(step) * largest[r]
+            if bounds[k] - gs[k] > _HEADROOM:
+                bound[:] = bounds
+                _rescale(state, k, balanced)
+                gs, bounds = g.tolist(), bound.tolist()
+                same_scale = binary or min(gs) == max(gs)
+            elif idx is None:
+                u[k] = _scaled(new, gs[k], balanced)
+            else:
+                u[k, idx] = _scaled(new, gs[k], balanced)
+            updates += 1
+        i = r + 1
+    bound[:] = bounds
+    if calibrate:
+        rounds = np.arange(t0 + 1, t0 + n + 1, dtype=np.float64)
+        margins = np.clip(np.nan_to_num(margins), -_MARGIN_CAP, _MARGIN_CAP)
+        record_margins(state, margins, y.astype(np.intp), w, rounds)
+    state["counters"] += (n, mistakes, updates)
+
+
+def _hypothesis_scores(X, coef, intercept, log_mag_w, sign_w):
+    """Scores of a hypothesis, and exact ones for the rows that need them.
+
+    ``coef`` and ``intercept``: the published weights; ``log_mag_w`` and
+    ``sign_w``: the same in the log domain (the last column is the bias).
+    Returns ``(scores, rows, sign, log_mag)``: ``scores`` from the float64
+    coefficients, and for the ``rows`` where one of them is not finite or
+    too small to trust, every score as sign and log-magnitude.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = safe_sparse_dot(X, coef.T, dense_output=True) + intercept
+        if sp.issparse(X):
+            l1 = np.asarray(abs(X).sum(axis=1)).ravel()
+            nnz = np.diff(X.indptr)
+        else:
+            l1, nnz = np.abs(X).sum(axis=1), X.shape[1]
+        trust = _TINY * (l1 + nnz + 1)
+        ok = np.isfinite(scores) & (np.abs(scores) > trust[:, None])
+    rows = np.flatnonzero(~ok.all(axis=1))
+    n_rows, bias = log_mag_w.shape[0], X.shape[1]
+    sign, log_mag = np.empty((rows.size, n_rows)), np.empty((rows.size, n_rows))
+    for pos, r in enumerate(rows):
+        if sp.issparse(X):
+            sl = slice(X.indptr[r], X.indptr[r + 1])
+            idx, vals = X.indices[sl], X.data[sl]
+        else:
+            idx = np.flatnonzero(X[r])
+            vals = X[r, idx]
+        nz = vals != 0
+        idx, vals = np.append(idx[nz], bias), np.append(vals[nz], 1.0)
+        sign[pos], log_mag[pos] = _log_scores(log_mag_w[:, idx], sign_w[:, idx], vals)
+    return scores, rows, sign, log_mag
+
+
+def _published_weights(state, balanced, average):
+    """Log-magnitude and sign of the published weights (the last column is the bias).
+
+    The weights of the hypothesis, or with ``average`` of the average of the
+    hypotheses of every round played, from the log-domain sums.
+    """
+    theta, t = state["theta"], int(state["counters"][0])
+    if not (average and t > 0):
+        return _log_abs(theta, balanced)
+    with np.errstate(divide="ignore"):
+        rounds = np.log(t - state["stamp"])
+    p = np.logaddexp(state["acc_plus"], theta + rounds) - np.log(t)
+    if not balanced:
+        return p, np.ones_like(p)
+    m = np.logaddexp(state["acc_minus"], rounds - theta) - np.log(t)
+    return _log_abs_diff(p, m)
+
+
+class Winnow(_OnlineStreamMixin, ClassifierMixin, BaseEstimator):
     """Winnow: a linear online classifier with multiplicative updates.
 
     Winnow predicts ``sign(w . x + b)`` with positive weights, all ones at
@@ -427,6 +623,13 @@ class Winnow(ClassifierMixin, BaseEstimator):
     # Parameters fixed for the whole of a stream: they shape its state.
     _stream_params = ("balanced", "average")
 
+    # The state's counters: rounds, mistakes, updates of the epoch.
+    _counter_index = (0, 1, 2)
+
+    # Only the bins of the margins are left out of a call's undo record
+    # until the rounds change them.
+    _lazy_undo_prefixes = ("cal_",)
+
     def __init__(
         self,
         *,
@@ -455,10 +658,10 @@ class Winnow(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------
     # State
     # ------------------------------------------------------------------
-    def _reset(self, n_features):
-        """Start a new stream: every weight and bias at one."""
+    def _reset(self, X, from_partial_fit=False):
+        """Start a new stream of the classes ``classes_``: every weight and bias at one."""
         n_rows = 1 if len(self.classes_) == 2 else len(self.classes_)
-        shape = (n_rows, n_features + 1)  # the last column is the bias
+        shape = (n_rows, X.shape[1] + 1)  # the last column is the bias
         theta = np.zeros(shape)
         self._state = {
             "theta": theta,  # log-weights (balanced: of the positive copies)
@@ -478,43 +681,20 @@ class Winnow(ClassifierMixin, BaseEstimator):
             self._state["stamp"] = np.zeros(shape, dtype=np.int64)
         self._stream_config = {name: getattr(self, name) for name in self._stream_params}
 
-    def _check_stream_continues(self):
-        """Refuse to go on with a stream whose state no longer fits the parameters."""
-        changed = [
-            f"{name}={old!r} -> {getattr(self, name)!r}"
-            for name, old in self._stream_config.items()
-            if getattr(self, name) != old
-        ]
-        if changed:
-            raise ValueError(
-                f"Parameters fixed for the stream changed since it started ({', '.join(changed)}): "
-                "call fit with warm_start=False (or clone the estimator) to start a new stream."
-            )
-
-    def _atomic(self, method, *args):
-        """Run ``method``; if it fails or is interrupted, undo everything it did."""
-        snap = copy.copy(vars(self))
-        if "_state" in snap:
-            # The rounds change the state arrays in place.
-            snap["_state"] = {name: a.copy() for name, a in self._state.items()}
-        try:
-            return method(*args)
-        except BaseException:
-            vars(self).clear()
-            vars(self).update(snap)
-            raise
-
     # ------------------------------------------------------------------
     # Playing the stream
     # ------------------------------------------------------------------
-    def _play(self, X, y, w, on_block=None, calibrate=True):
+    def _play(self, X, y, w, index=None, on_block=None, calibrate=True):
         """Play the rounds ``(X[i], y[i])`` in order.
 
-        ``y`` holds class indices and ``w`` the sample weights (all positive).
-        ``on_block``, if given, is called after each block (progress output).
-        ``calibrate``: whether the rows are seen for the first time, so that
-        their margins, out of sample, feed the probabilities.
+        ``y`` holds class indices and ``w`` the sample weights (all positive);
+        ``index`` is not used (Winnow keeps no rows). ``on_block``, if given,
+        is called after each block (progress output). ``calibrate``: whether
+        the rows are seen for the first time, so that their margins, out of
+        sample, feed the probabilities.
         """
+        if calibrate:
+            self._before_change("cal_")
         n_rows = self._state["theta"].shape[0]
         if n_rows == 1:
             Y = (2.0 * y - 1.0)[None, :]
@@ -532,171 +712,16 @@ class Winnow(ClassifierMixin, BaseEstimator):
 
     def _play_block(self, X, Y, y, w, calibrate):
         """Play a block of rounds; ``Y`` holds the labels +-1 of each class (a row each)."""
-        state, balanced, eta = self._state, self.balanced, float(self.eta)
-        theta, u, g, bound = state["theta"], state["u"], state["g"], state["bound"]
-        n_rows, n_coords = theta.shape
-        binary = n_rows == 1
-        n = X.shape[0]
-        # The bias is one more coordinate, of value 1 in every row.
-        sparse = sp.issparse(X)
-        if sparse:
-            X1 = sp.hstack([X, np.ones((n, 1))], format="csr")
-            indptr, indices, data = X1.indptr, X1.indices, X1.data
-            size = np.abs(data)
-            l1 = np.add.reduceat(size, indptr[:-1])  # every row has its bias entry
-            largest = np.maximum.reduceat(size, indptr[:-1])
-            nnz = np.diff(indptr)
-        else:
-            X1 = np.hstack([X, np.ones((n, 1))])
-            size = np.abs(X1)
-            l1, largest, nnz = size.sum(axis=1), size.max(axis=1), n_coords
-        trust = _TINY * (l1 + nnz)
-        trust[largest > _HUGE_X] = np.inf
+        _play_block(
+            self._state, X, Y, y, w, calibrate, float(self.eta), self.balanced, self.average
+        )
 
-        t0, mistakes, updates = int(state["counters"][0]), 0, 0
-        # Python copies of the scales and bounds (written back by _rescale
-        # and at the end of the block): cheaper to use per round.
-        gs, bounds = g.tolist(), bound.tolist()
-        same_scale = binary or min(gs) == max(gs)
-        largest = largest.tolist()
-        trust_r = trust.tolist()
-        # The margin of each round before its update (progressive, out of sample).
-        margins = np.zeros(n) if calibrate else None
-        run, i = 16, 0
-        while i < n:
-            # Scores of the next rows with the current weights: they hold
-            # until the first row that is not clearly right.
-            j = min(n, i + run)
-            if sparse:
-                a, b = indptr[i], indptr[j]
-                scores = np.add.reduceat(u[:, indices[a:b]] * data[a:b], indptr[i:j] - a, axis=1)
-            else:
-                scores = u @ X1[i:j].T
-            right = Y[:, i:j] * scores > trust[i:j]
-            ok = right[0] if binary else right.all(axis=0)
-            f = int(ok.argmin())
-            if calibrate:
-                # Up to the first row not clearly right, the weights are
-                # those each row is predicted with; a row scored exactly
-                # below gets its exact margin.
-                last = j if ok[f] else i + f + 1
-                if binary and gs[0] < _LOG_SCORE_CAP:  # the common case, kept cheap
-                    scale = np.exp(gs[0]) if gs[0] else 1.0
-                    margins[i:last] = (Y[0, i:last] * scale) * scores[0, : last - i]
-                else:
-                    margins[i:last] = _margins(scores[:, : last - i], y[i:last], gs)
-            if ok[f]:
-                i, run = j, min(2 * run, _MAX_RUN)
-                continue
-            r, run = i + f, min(max(4, 2 * (f + 1)), _MAX_RUN)
-            if sparse:
-                idx = indices[indptr[r] : indptr[r + 1]]
-                vals = data[indptr[r] : indptr[r + 1]]
-            else:
-                idx, vals = None, X1[r]
-            # A trusted score that is not clearly right is wrong.
-            if binary:
-                trusted = abs(float(scores[0, f])) > trust_r[r]
-                exact = not trusted
-                if trusted:
-                    wrong, mistake = (0,), True
-            else:
-                s = scores[:, f]
-                trusted = np.abs(s) > trust_r[r]
-                exact = not (same_scale and trusted.all())
-                if not exact:
-                    wrong = np.flatnonzero(~right[:, f])
-                    mistake = s[y[r]] <= np.max(np.delete(s, y[r]))
-            if exact:
-                # Exact decision in the log domain, then a rescale of the
-                # classes whose scaled weights could not score this row.
-                cols = np.arange(n_coords) if idx is None else idx
-                nz = vals != 0
-                sign, log_mag = _log_scores(*_log_abs(theta[:, cols[nz]], balanced), vals[nz])
-                if calibrate:
-                    true = sign * np.exp(np.minimum(log_mag, _LOG_SCORE_CAP))
-                    margins[r] = _margins(true[:, None], y[r : r + 1], None)[0]
-                wrong = np.flatnonzero(Y[:, r] * sign <= 0)
-                if binary:
-                    mistake = wrong.size > 0
-                else:
-                    mistake = not _is_strict_max(y[r], sign, log_mag)
-                bound[:] = bounds
-                for k in np.flatnonzero(~np.atleast_1d(trusted)):
-                    self._rescale(k)
-                gs, bounds = g.tolist(), bound.tolist()
-                same_scale = binary or min(gs) == max(gs)
-            t = t0 + r + 1  # rounds of the stream, this one included
-            mistakes += bool(mistake)
-            for k in wrong:
-                step = eta * w[r] * Y[k, r]
-                if self.average:
-                    self._accumulate(k, idx, t)
-                if idx is None:
-                    new = theta[k]
-                    new += step * vals
-                else:
-                    theta[k, idx] += step * vals
-                    new = theta[k, idx]
-                # An upper bound on the log-weights, cheaper than their max.
-                bounds[k] += abs(step) * largest[r]
-                if bounds[k] - gs[k] > _HEADROOM:
-                    bound[:] = bounds
-                    self._rescale(k)
-                    gs, bounds = g.tolist(), bound.tolist()
-                    same_scale = binary or min(gs) == max(gs)
-                elif idx is None:
-                    u[k] = _scaled(new, gs[k], balanced)
-                else:
-                    u[k, idx] = _scaled(new, gs[k], balanced)
-                updates += 1
-            i = r + 1
-        bound[:] = bounds
-        if calibrate:
-            rounds = np.arange(t0 + 1, t0 + n + 1, dtype=np.float64)
-            margins = np.clip(np.nan_to_num(margins), -_MARGIN_CAP, _MARGIN_CAP)
-            record_margins(state, margins, y.astype(np.intp), w, rounds)
-        state["counters"] += (n, mistakes, updates)
-
-    def _rescale(self, k):
-        """Choose the scale of class ``k`` from its largest weight, and rescale it."""
-        state, theta = self._state, self._state["theta"][k]
-        log_mag, _ = _log_abs(theta, self.balanced)
-        top = np.max(log_mag)
-        # Keep g = 0 (the cheaper scaling) while the weights are moderate.
-        g = float(top) if np.isfinite(top) and abs(top) > _HEADROOM / 2 else 0.0
-        state["g"][k] = g
-        state["u"][k] = _scaled(theta, g, self.balanced)
-        state["bound"][k] = np.max(np.abs(theta)) if self.balanced else np.max(theta)
-
-    def _accumulate(self, k, idx, t):
-        """Add the current weights of class ``k`` at ``idx`` to their sums up to round ``t``."""
-        state = self._state
-        at = slice(None) if idx is None else idx
-        theta, stamp = state["theta"][k, at], state["stamp"][k]
-        rounds = np.log(t - stamp[at])
-        acc = state["acc_plus"][k]
-        acc[at] = np.logaddexp(acc[at], theta + rounds)
-        if self.balanced:
-            acc = state["acc_minus"][k]
-            acc[at] = np.logaddexp(acc[at], rounds - theta)
-        stamp[at] = t
+    def _end_of_call(self, n_rows):
+        self._publish()
 
     def _publish(self):
         """Set the public attributes from the state."""
-        state = self._state
-        theta, t = state["theta"], int(state["counters"][0])
-        if self.average and t > 0:
-            with np.errstate(divide="ignore"):
-                rounds = np.log(t - state["stamp"])
-            p = np.logaddexp(state["acc_plus"], theta + rounds) - np.log(t)
-            if self.balanced:
-                m = np.logaddexp(state["acc_minus"], rounds - theta) - np.log(t)
-                log_mag, sign = _log_abs_diff(p, m)
-            else:
-                log_mag, sign = p, np.ones_like(p)
-        else:
-            log_mag, sign = _log_abs(theta, self.balanced)
+        log_mag, sign = _published_weights(self._state, self.balanced, self.average)
         # Weights beyond float64 (or all below it) are published divided by
         # one factor, the same for every class, that makes the largest 1.
         top = np.max(log_mag)
@@ -708,10 +733,7 @@ class Winnow(ClassifierMixin, BaseEstimator):
         self.coef_ = np.ascontiguousarray(weights[:, :-1])
         self.intercept_ = weights[:, -1].copy()
         self.log_scale_ = scale
-        self.n_mistakes_ = int(state["counters"][1])
-        # The call changed the bins of the margins: the scale is fitted again
-        # on first access (proba_scale_).
-        _PUBLISHED.pop(self, None)
+        self.n_mistakes_ = int(self._state["counters"][1])
 
     @property
     def proba_scale_(self):
@@ -720,69 +742,14 @@ class Winnow(ClassifierMixin, BaseEstimator):
         # estimators do: a stream of one-row calls does not refit it per row.
         if "_state" not in vars(self):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute 'proba_scale_'")
-        cache = _PUBLISHED.get(self)
-        if cache is None:
-            cache = _PUBLISHED[self] = {}
+        cache = published(self)
         if "proba_scale_" not in cache:
             cache["proba_scale_"] = fit_scale(self._state)
         return cache["proba_scale_"]
 
     # ------------------------------------------------------------------
-    # Validation and the public API
+    # The public API
     # ------------------------------------------------------------------
-    def _validate_X(self, X, reset):
-        if not reset and self._lean_rows(X):
-            return X
-        return _check_rows(self, X, reset, nonneg=False)
-
-    def _lean_rows(self, X):
-        """Whether validation would return ``X`` unchanged (a fitted stream).
-
-        A C-contiguous float64 array of the fitted width, finite, where no
-        feature names are expected: a few cheap tests prove it. Anything
-        else goes through ``validate_data`` and its messages.
-        """
-        return (
-            type(X) is np.ndarray
-            and X.dtype == np.float64
-            and X.ndim == 2
-            and X.flags.c_contiguous
-            and X.shape[0] > 0
-            and "_state" in vars(self)
-            and X.shape[1] == self.n_features_in_
-            and "feature_names_in_" not in vars(self)
-            and bool(np.isfinite(X).all())
-        )
-
-    # The class weights of the kernel estimators: multipliers of the sample
-    # weights of each class, validated alike.
-    _class_weights = BaseKernelOnlineClassifier._class_weights
-
-    def _validate_fit_input(self, X, y, sample_weight, classes, reset):
-        """Validate everything before any state is touched."""
-        X = self._validate_X(X, reset=reset)
-        y, classes, w = _check_targets(X, y, sample_weight, classes)
-        y_enc = np.searchsorted(classes, y)
-        class_weight = self._class_weights(classes, y)
-        if class_weight is not None:
-            w = w * class_weight[y_enc]
-            if not np.any(w > 0):
-                raise ValueError(
-                    f"The sample weights times the class weights (class_weight="
-                    f"{self.class_weight!r}) are all zero: at least one must be positive."
-                )
-        # Rows of weight zero are not played at all.
-        keep = np.flatnonzero(w > 0)
-        if keep.size < X.shape[0]:
-            X, y_enc, w = X[keep], y_enc[keep], w[keep]
-        return X, y_enc, w, classes
-
-    def _progress_counts(self):
-        """Rounds and mistakes of the stream, for the progress lines."""
-        counters = self._state["counters"]
-        return int(counters[0]), int(counters[1])
-
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model with ``max_iter`` online epochs over ``(X, y)``.
 
@@ -806,52 +773,7 @@ class Winnow(ClassifierMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
-        return self._atomic(self._fit, X, y, sample_weight)
-
-    def _fit(self, X, y, sample_weight):
-        warm = self.warm_start and hasattr(self, "_state")
-        if warm:
-            self._check_stream_continues()
-        X, y_enc, w, classes = self._validate_fit_input(X, y, sample_weight, None, reset=not warm)
-        if warm and not np.array_equal(classes, self.classes_):
-            raise ValueError(
-                f"The classes of y {classes.tolist()} differ from those of the "
-                f"warm-started model {self.classes_.tolist()}."
-            )
-        self.classes_ = classes
-        if not warm:
-            self._reset(X.shape[1])
-        rng = _shuffle_rng(self.random_state)
-        counters = self._state["counters"]
-        verbose, clock = self.verbose, perf_counter()
-        stop = f"played max_iter={self.max_iter} epochs"
-        self.n_iter_ = 0
-        for epoch in range(self.max_iter):
-            counters[2] = 0  # updates of this epoch
-            order = rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
-            progress = None
-            if verbose:
-                # Lines count the rounds of the epoch.
-                print(f"-- Epoch {epoch + 1}", flush=True)
-                origin = (int(counters[0]), int(counters[1]))
-                progress = _Progress(self, self.verbose_interval, origin, clock, X.shape[0])
-            within = progress if verbose >= 2 else None
-            # Only the first epoch's margins are out of sample.
-            self._play(X[order], y_enc[order], w[order], on_block=within, calibrate=epoch == 0)
-            self.n_iter_ += 1
-            if progress is not None:
-                progress.end()
-            if counters[2] == 0:
-                stop = "an epoch without updates"
-                break
-        if verbose:
-            print(
-                f"Stopped after {self.n_iter_} epochs ({stop}), "
-                f"{perf_counter() - clock:.2f} seconds in total.",
-                flush=True,
-            )
-        self._publish()
-        return self
+        return super().fit(X, y, sample_weight)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Play the rows of ``(X, y)`` as the next rounds of the stream.
@@ -878,105 +800,11 @@ class Winnow(ClassifierMixin, BaseEstimator):
         self : object
             The updated estimator.
         """
-        lean = self._lean_fit_input(X, y, classes, sample_weight)
-        if lean is not None:
-            return self._atomic(self._partial_fit_lean, X, *lean)
-        return self._partial_fit_checked(X, y, classes, sample_weight)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def _partial_fit_checked(self, X, y, classes, sample_weight):
-        return self._atomic(self._partial_fit, X, y, classes, sample_weight)
-
-    def _lean_fit_input(self, X, y, classes, sample_weight):
-        """``(y_enc, w)`` of a ``partial_fit`` call whose input needs no conversion.
-
-        What a few cheap tests prove for a fitted stream (the lean path of
-        small calls, as the kernel estimators have): a C-contiguous float64
-        array of the fitted width, finite, where no feature names are
-        expected; labels of known classes, of the kind of ``classes_``;
-        ``classes`` absent or the stream's; no sample weights, and class
-        weights (a dict) that are all positive on the call. None otherwise:
-        the full validation runs, with its messages.
-        """
-        if not (sample_weight is None and self._lean_rows(X)):
-            return None
-        labels = _lean_labels(self, y, classes, X.shape[0])
-        if labels is None or not np.all(labels[1] > 0):
-            return None  # rows of weight zero are not played: the full path drops them
-        return labels
-
-    def _partial_fit_lean(self, X, y_enc, w):
-        """:meth:`_partial_fit` for input that :meth:`_lean_fit_input` accepted."""
-        self._validate_params()
-        self._check_stream_continues()
-        progress = _Progress(self, self.verbose_interval) if self.verbose else None
-        self._play(X, y_enc, w, on_block=progress)
-        self.n_iter_ = 1
-        self._publish()
-        return self
-
-    def _validate_params(self):
-        # A stream validates its parameters on every call: skip the values
-        # already found valid (the same objects), as the kernel estimators do.
-        values = tuple(getattr(self, name) for name in self._parameter_constraints)
-        last = _VALIDATED.get(self)
-        if last is not None and all(a is b for a, b in zip(values, last)):
-            return
-        super()._validate_params()
-        _VALIDATED[self] = values
-
-    def _partial_fit(self, X, y, classes, sample_weight):
-        if self.class_weight == "balanced":
-            raise ValueError(
-                "class_weight='balanced' is not supported by partial_fit: one call does "
-                "not show the class frequencies of the stream. Compute the weights on a "
-                "large enough sample of the stream's labels, for example "
-                "weights = compute_class_weight('balanced', classes=classes, y=y_sample) "
-                "(sklearn.utils.class_weight), and pass them as "
-                "class_weight=dict(zip(classes, weights))."
-            )
-        first, classes = _partial_fit_classes(self, classes)
-        X, y_enc, w, classes = self._validate_fit_input(X, y, sample_weight, classes, reset=first)
-        if first:
-            self.classes_ = classes
-            self._reset(X.shape[1])
-        # Lines count the rounds of the whole stream.
-        progress = _Progress(self, self.verbose_interval) if self.verbose else None
-        self._play(X, y_enc, w, on_block=progress)
-        self.n_iter_ = 1
-        self._publish()
-        return self
+        return super().partial_fit(X, y, classes, sample_weight)
 
     def _scores(self, X):
-        """Scores of the fitted hypothesis, and exact ones for the rows that need them.
-
-        Returns ``(scores, rows, sign, log_mag)``: ``scores`` from the float64
-        coefficients, and for the ``rows`` where one of them is not finite or
-        too small to trust, every score as sign and log-magnitude.
-        """
-        with np.errstate(over="ignore", invalid="ignore"):
-            scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
-            if sp.issparse(X):
-                l1 = np.asarray(abs(X).sum(axis=1)).ravel()
-                nnz = np.diff(X.indptr)
-            else:
-                l1, nnz = np.abs(X).sum(axis=1), X.shape[1]
-            trust = _TINY * (l1 + nnz + 1)
-            ok = np.isfinite(scores) & (np.abs(scores) > trust[:, None])
-        rows = np.flatnonzero(~ok.all(axis=1))
-        n_rows, bias = self._log_mag.shape[0], X.shape[1]
-        sign, log_mag = np.empty((rows.size, n_rows)), np.empty((rows.size, n_rows))
-        for pos, r in enumerate(rows):
-            if sp.issparse(X):
-                sl = slice(X.indptr[r], X.indptr[r + 1])
-                idx, vals = X.indices[sl], X.data[sl]
-            else:
-                idx = np.flatnonzero(X[r])
-                vals = X[r, idx]
-            nz = vals != 0
-            idx, vals = np.append(idx[nz], bias), np.append(vals[nz], 1.0)
-            sign[pos], log_mag[pos] = _log_scores(self._log_mag[:, idx], self._sign[:, idx], vals)
-        return scores, rows, sign, log_mag
+        """:func:`_hypothesis_scores` of the published hypothesis."""
+        return _hypothesis_scores(X, self.coef_, self.intercept_, self._log_mag, self._sign)
 
     def decision_function(self, X):
         """Scores ``X @ coef_.T + intercept_`` of the fitted hypothesis.

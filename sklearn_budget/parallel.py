@@ -23,8 +23,10 @@ from sklearn.utils.validation import (
 )
 
 from . import _mixing
-from ._base import _conversion, _reject_datetime
+from ._averaging import _conversion
 from ._kernels import is_nonnegative_kernel, resolve_gamma
+from ._transaction import Transaction
+from ._validation import _reject_datetime
 
 __all__ = ["ParameterMixingClassifier"]
 
@@ -307,16 +309,11 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
         self._validate_params()
         self._check_estimator()
         # A failed fit leaves the meta-estimator as it was.
-        saved = dict(vars(self))
-        try:
+        with Transaction(self):
             if _is_dask_array(X):
                 self._fit_dask(X, y, sample_weight, on_mix)
             else:
                 self._fit_local(X, y, sample_weight, on_mix)
-        except BaseException:
-            vars(self).clear()
-            vars(self).update(saved)
-            raise
         return self
 
     def _fit_local(self, X, y, sample_weight, on_mix):

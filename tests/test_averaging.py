@@ -25,7 +25,7 @@ from sklearn_budget import (
     TighterBudgetPerceptron,
 )
 from sklearn_budget._averaging import POOL_RTOL
-from sklearn_budget._base import _BLOCK_SIZE
+from sklearn_budget._rounds import _BLOCK_SIZE
 
 GAMMA = 0.5
 TIE = 1e-9  # the compiled pool's tie tolerance between losses

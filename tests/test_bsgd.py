@@ -14,7 +14,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from sklearn_budget import BudgetedSGDClassifier
-from sklearn_budget._base import _BLOCK_SIZE
+from sklearn_budget._rounds import _BLOCK_SIZE
 
 pytestmark = pytest.mark.usefixtures("kernel_path")
 

@@ -21,7 +21,7 @@ from sklearn_budget import (
     RandomizedBudgetPerceptron,
     TighterBudgetPerceptron,
 )
-from sklearn_budget._base import _BLOCK_SIZE
+from sklearn_budget._rounds import _BLOCK_SIZE
 
 # Every test runs on both sources of kernel values (see conftest.kernel_path).
 pytestmark = pytest.mark.usefixtures("kernel_path")

@@ -13,7 +13,7 @@ from _budget_references import GROWING_CASES, perceptron_rule, stoptron_rule
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from sklearn_budget import KernelPassiveAggressive, KernelPerceptron, Stoptron
-from sklearn_budget._base import _BLOCK_SIZE
+from sklearn_budget._rounds import _BLOCK_SIZE
 
 # Every test runs on both sources of kernel values (see conftest.kernel_path).
 pytestmark = pytest.mark.usefixtures("kernel_path")

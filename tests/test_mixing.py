@@ -36,8 +36,8 @@ from sklearn_budget import (
     TighterBudgetPerceptron,
     _mixing,
 )
-from sklearn_budget._base import _shuffle_rng
 from sklearn_budget._calibration import fit_scale
+from sklearn_budget._stream import _shuffle_rng
 from sklearn_budget.parallel import ParameterMixingClassifier
 
 GAMMA = 0.5

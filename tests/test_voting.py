@@ -21,7 +21,7 @@ from sklearn_budget import (
     KernelPerceptron,
     Stoptron,
 )
-from sklearn_budget._base import _BLOCK_SIZE
+from sklearn_budget._rounds import _BLOCK_SIZE
 
 GAMMA = 0.5
 

@@ -15,7 +15,7 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
-import sklearn_budget._winnow
+import sklearn_budget._stream
 from sklearn_budget._winnow import Winnow
 
 
@@ -175,7 +175,7 @@ def test_fit_plays_shuffled_epochs(average):
     X, y = make_stream(150, 3, seed=2)
     est = Winnow(eta=0.5, max_iter=3, random_state=42, average=average).fit(X, y)
     assert est.n_iter_ == 3
-    rng = sklearn_budget._winnow._shuffle_rng(42)
+    rng = sklearn_budget._stream._shuffle_rng(42)
     order = np.concatenate([rng.permutation(len(y)) for _ in range(3)])
     check_against_reference(est, X[order], y[order])
 

@@ -1,0 +1,245 @@
+"""The round driver of the kernel estimators: blocks of rows, kernel paths, capacity.
+
+Each round is played exactly as the per-sample algorithm plays it: the
+kernel row of the round against the current members, the scores of the
+current hypothesis computed afresh from the coefficients, the margin, then
+the update. Only where the kernel values come from changes, chosen per
+block of ``_BLOCK_SIZE`` rows by a cost model (:func:`_direct_pays`):
+
+- **direct**: the compiled loop computes each kernel row from the stored
+  member rows (dense input, built-in kernels). Cheapest in low dimension,
+  where a round's kernel work is a few hundred flops.
+- **blocked**: one :func:`~sklearn.metrics.pairwise.pairwise_kernels` call
+  gives ``K(block, [members; block])`` (BLAS for the inner products), the
+  block against the members of its start *and* against its own rows, so
+  that a row that joins during the block already has its kernel column.
+  Used for high dimension, sparse input, and callable kernels.
+
+Members are stored in capacity buffers that grow geometrically
+(:func:`grow_members`), and never beyond ``budget + 1`` for a budget
+algorithm; a removal moves the last member into the freed place.
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from contextlib import nullcontext
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._calibration import next_checkpoint
+from ._kernels import single_blas_thread
+from ._online_fast import Engine
+
+# Rows per block: the unit of kernel work of the blocked path, and of the
+# calls into the compiled loop (an interrupt is seen between blocks).
+_BLOCK_SIZE = 256
+
+# Cost model of a block, in nanoseconds, fitted to benchmarks/bench_crossover.py
+# (2-core x86-64 machine, one BLAS thread, rbf). Direct: each kernel value
+# costs a compiled loop over the features plus an exp and its share of the
+# scores. Blocked: one pairwise_kernels call costs about a millisecond of
+# validation and temporaries, then per kernel value a BLAS share of the
+# features and a few elementwise passes. Measured crossover: about 100
+# features at |S| = 100, about 16 at |S| = 1000.
+_DIRECT_NS_PER_FEATURE = 0.95
+_DIRECT_NS_PER_VALUE = 9.0
+_BLOCKED_NS_PER_FEATURE = 0.08
+_BLOCKED_NS_PER_VALUE = 9.0
+_BLOCKED_NS_PER_CALL = 1_000_000.0
+
+# Largest block product run on BLAS threads: smaller ones are faster on one
+# thread than on threads that compete with other work on a busy machine.
+_SINGLE_THREAD_FLOPS = 5e7
+
+
+def _direct_pays(n_members, n_rows, n_features):
+    """Whether computing the block's kernel rows in the loop beats one BLAS block."""
+    direct = n_members * n_rows * (n_features * _DIRECT_NS_PER_FEATURE + _DIRECT_NS_PER_VALUE)
+    blocked = _BLOCKED_NS_PER_CALL + n_rows * (n_members + n_rows) * (
+        n_features * _BLOCKED_NS_PER_FEATURE + _BLOCKED_NS_PER_VALUE
+    )
+    return direct <= blocked
+
+
+def _max_direct_members(n_features):
+    """Most members for which a one-row block takes the direct path (:func:`_direct_pays`)."""
+    lo, hi = 0, 1 << 40  # _direct_pays holds at lo; it is monotone in the members
+    if _direct_pays(hi, 1, n_features):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if _direct_pays(mid, 1, n_features) else (lo, mid)
+    return lo
+
+
+def _overflow_message(X, w, what):
+    amax = abs(X).max() if X.shape[0] else 0.0
+    wmax = np.max(w, initial=0.0)
+    return (
+        f"{what}: the kernel values or the coefficients overflowed (largest |x| in "
+        f"the call: {amax:.3g}, largest sample_weight: {wmax:.3g}). Scale the features "
+        "(for example with StandardScaler), or use a smaller gamma or smaller sample "
+        "weights. The model is left as it was before the call."
+    )
+
+
+def _vstack(A, B):
+    if sp.issparse(A) or sp.issparse(B):
+        return sp.vstack([sp.csr_matrix(A), sp.csr_matrix(B)], format="csr")
+    return np.concatenate([A, B], axis=0)
+
+
+def _regrow(a, axes, new):
+    """Copy of ``a`` with the member axes ``axes`` grown to ``new`` entries.
+
+    ``axes="packed"`` is a packed lower triangle of ``new`` rows.
+    """
+    if axes == "packed":
+        out = np.zeros(new * (new + 1) // 2, dtype=a.dtype)
+        out[: a.shape[0]] = a
+        return out
+    shape = list(a.shape)
+    for ax in axes:
+        shape[ax] = new
+    out = np.zeros(shape, dtype=a.dtype)
+    out[tuple(slice(0, s) for s in a.shape)] = a
+    return out
+
+
+def grow_members(state, member_axes, need, limit):
+    """Grow the member buffers of ``state`` to hold ``need`` members; whether they moved.
+
+    ``member_axes``: the member axes of each array (see :func:`_regrow`);
+    ``limit``: the most members the rule ever holds (None: unbounded). The
+    capacity doubles, so that a stream regrows its buffers ``log`` times.
+    """
+    cap = state["alpha"].shape[0]
+    if limit is not None:
+        need = min(need, limit)
+    if need <= cap:
+        return False
+    new = max(need, 2 * cap, 16)
+    if limit is not None:
+        new = min(new, limit)
+    for name, axes in member_axes.items():
+        if axes:
+            state[name] = _regrow(state[name], axes, new)
+    return True
+
+
+def _uses_direct_path(est, n_members, n_rows, n_features, force):
+    """Whether a block's kernel rows are computed by the compiled loop."""
+    if est._direct_only:
+        return True
+    if not (est._dense and est._kernel_code is not None):
+        return False
+    if force is not None:
+        return force == "direct"
+    return _direct_pays(n_members, n_rows, n_features)
+
+
+def play_rounds(est, X, y, w, index, on_block, calibrate, force):
+    """Play the rounds ``(X[i], y[i])`` of the kernel estimator ``est`` in order.
+
+    ``y`` holds the class indices, ``w`` the sample weights (all positive)
+    and ``index`` the identifier stored in ``support_`` for each row.
+    ``on_block``, if given, is called after each block, with the counters
+    stored (progress output). ``calibrate``: whether the rows are seen for
+    the first time, so that their margins, out of sample, feed the
+    probabilities. ``force``: the kernel path of every block ("direct" or
+    "blocked", for the tests and the benchmarks), or None for the cost model.
+    """
+    kernel, state = est._kernel, est._state
+    engine = Engine(
+        state["alpha"].shape[1],
+        est._averages,
+        est._keeps_gram,
+        est._removes_members,
+        est._dense,
+        est._kernel_code,
+        float(kernel.gamma),
+        float(kernel.degree),
+        float(kernel.coef0),
+        X.shape[1],
+    )
+    rule = est._make_rule()
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    if est._binary:
+        y = 2 * y - 1  # the rules take the labels of two classes as -1/+1
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    index = np.ascontiguousarray(index, dtype=np.int64)
+    bound = False
+    # The averaged hypothesis scores the rows it has not seen: it is taken
+    # at checkpoints of the round counter, which no block crosses.
+    average_margins = calibrate and est._averages
+    # Rounds that are not recorded (the later epochs of fit) change the
+    # model whose scale the recorded margins fit: see _rescale_margins.
+    norm_before = None if calibrate else est._model_norm()
+    if average_margins and next_checkpoint(int(state["cal_avg_t"][0])) <= est._t:
+        # Checkpoints passed by rounds that were not recorded (later
+        # epochs of fit): the rows to come are scored by today's average.
+        est._take_checkpoint()
+    start = 0
+    while start < X.shape[0]:
+        stop = min(start + _BLOCK_SIZE, X.shape[0])
+        if average_margins:
+            stop = min(stop, start + next_checkpoint(est._t) - est._t)
+        sl = slice(start, stop)
+        start = stop
+        Xb = est._as_stream_format(X[sl])
+        b, n = Xb.shape[0], est._n
+        moved = est._ensure_capacity(n + b)
+        moved = est._prepare_block(b) or moved
+        if moved or not bound:
+            engine.bind(est._state)
+            rule.bind(est._state)
+            bound = True
+        with np.errstate(all="ignore"):  # overflow: non-finite scores, reported
+            diag = np.ascontiguousarray(kernel.diag(Xb), dtype=np.float64)
+        Z = Kc = None
+        if not _uses_direct_path(est, n, b, X.shape[1], force):
+            Z = _vstack(est._sv, Xb)
+            small = b * Z.shape[0] * X.shape[1] < _SINGLE_THREAD_FLOPS
+            # Overflow shows as non-finite scores, reported by the loop.
+            with single_blas_thread() if small else nullcontext(), np.errstate(all="ignore"):
+                Kc = np.ascontiguousarray(kernel(Xb, Z), dtype=np.float64)
+            if est._dense and est._kernel_code is not None and not np.isfinite(Kc).all():
+                # Huge rows: the values of the direct path, by differences.
+                Kc = est._kernel_matrix(Xb, Z)
+        engine.set_block(y[sl], w[sl], diag, index[sl], Kc=Kc, Xb=Xb if est._dense else None)
+        est._block_start(rule, Xb, y[sl], Z, Kc)
+        engine.play(rule, 0, b)
+        if engine.bad_row >= 0:
+            row = sl.start + engine.bad_row
+            raise ValueError(_overflow_message(X, w, f"Non-finite scores at row {row} of the call"))
+        engine.store_counters(est._state)
+        if calibrate:
+            t_end = est._t
+            rounds = np.arange(t_end - b + 1, t_end + 1, dtype=np.float64)
+            yb = y[sl]
+            cls = (yb > 0).astype(np.intp) if est._binary else yb.astype(np.intp)
+            margins = engine.margins(b)
+            if average_margins:
+                margins = est._checkpoint_margins(Xb, yb)
+            est._before_change("cal_")
+            est._record_margins(margins, cls, w[sl], rounds)
+        retired = engine.retired()
+        if retired is not None:
+            est._fold_retired(retired, Z)
+        if not est._dense:
+            est._sv_sparse = Z[est._state["cols"][: est._n]]
+        est._block_end(rule, Xb, Z)
+        if average_margins and est._t == next_checkpoint(est._t - b):
+            est._take_checkpoint()
+        if on_block is not None:
+            on_block()
+    # The last update of a call has no later round whose scores would show
+    # it. The coefficients are alpha times the global scale (budgeted SGD).
+    if not np.isfinite(est._state["alpha"][: est._n] * est._state["scale"][0]).all():
+        raise ValueError(_overflow_message(X, w, "Non-finite coefficients after the call"))
+    if not est._average_is_finite():
+        raise ValueError(_overflow_message(X, w, "Non-finite averaged coefficients after the call"))
+    if norm_before is not None:
+        est._rescale_margins(norm_before, est._model_norm())

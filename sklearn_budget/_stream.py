@@ -1,0 +1,416 @@
+"""The stream protocol shared by every online estimator of the package.
+
+``fit`` plays epochs over its data, ``partial_fit`` plays its rows as the
+next rounds of the stream; both validate the parameters and the input first,
+refuse to go on with a stream whose fixed parameters changed, and run in one
+:class:`~sklearn_budget._transaction.Transaction`, so that a call that fails
+or is interrupted changes nothing. :class:`_OnlineStreamMixin` holds that
+plumbing; an estimator keeps its arrays in ``_state`` (a dict, with the
+``counters`` of the stream) and states its algorithm through a few hooks:
+
+- ``_reset(X, from_partial_fit)``: start a new stream (``classes_`` is set);
+- ``_play(X, y, w, index, on_block, calibrate)``: play rows as rounds, with
+  ``y`` the class indices and ``w`` the positive sample weights;
+- ``_end_of_call(n_rows)``: the fitted attributes after a call;
+- ``_counter_index``: where the state's ``counters`` keep the rounds, the
+  mistakes and the updates of the current epoch;
+- optionally ``_stream_index`` (the identifiers of the rows played),
+  ``_takes_lean_rows`` and ``_nonnegative_input`` (what the input may be),
+  ``_partial_fit_one_row`` (a path of its own for one-row calls), and the
+  undo record's ``_lazy_undo_prefixes`` and ``_mutable_attributes``.
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import operator
+import weakref
+from numbers import Integral
+from time import perf_counter
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import unique_labels
+
+from ._progress import _Progress
+from ._transaction import Transaction, before_change
+from ._validation import (
+    _check_rows,
+    _class_weights,
+    _lean_labels,
+    _lean_rows,
+    _validate_fit_input,
+)
+
+# The parameter values last found valid for each estimator (see
+# _OnlineStreamMixin._validate_params), kept beside it.
+_VALIDATED = weakref.WeakKeyDictionary()
+
+_PARAMETER_GETTERS = {}
+
+
+def _parameter_values(estimator):
+    """The values of the estimator's parameters, in the order of its constraints."""
+    getter = _PARAMETER_GETTERS.get(type(estimator))
+    if getter is None:
+        names = tuple(type(estimator)._parameter_constraints)
+        get = operator.attrgetter(*names)
+        getter = get if len(names) > 1 else (lambda est: (get(est),))
+        _PARAMETER_GETTERS[type(estimator)] = getter
+    return getter(estimator)
+
+
+def _shuffle_rng(random_state):
+    """Generator of the shuffling of ``fit``.
+
+    An integer seed gives a stream independent of ``RandomState(seed)``,
+    which the algorithms' own draws use (removals, reservoir sampling), so
+    that the two never replay the same numbers.
+    """
+    if isinstance(random_state, Integral):
+        seq = np.random.SeedSequence(int(random_state)).spawn(1)[0]
+        return np.random.RandomState(np.random.MT19937(seq))
+    return check_random_state(random_state)
+
+
+def _partial_fit_classes(estimator, classes):
+    """The classes of a ``partial_fit`` call: ``(first, classes)``.
+
+    The first call of a stream must give ``classes``; later calls may omit
+    them or must repeat them. Later calls also validate the parameters
+    again and check that the stream can go on.
+    """
+    if not hasattr(estimator, "classes_"):
+        if classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit.")
+        return True, unique_labels(classes)
+    if classes is not None and not np.array_equal(estimator.classes_, unique_labels(classes)):
+        raise ValueError(
+            f"`classes={classes!r}` is not the same as on last call to "
+            f"partial_fit, was: {estimator.classes_!r}"
+        )
+    # scikit-learn validates parameters only on the first call; a stream
+    # validates them on every call.
+    estimator._validate_params()
+    estimator._check_stream_continues()
+    return False, estimator.classes_
+
+
+class _OnlineStreamMixin:
+    """``fit``, ``partial_fit`` and their validation, for the online estimators.
+
+    Comes before the estimator's other bases. See the module's docstring for
+    the hooks an estimator implements.
+    """
+
+    #: Parameters fixed for the whole of a stream: they shape its state, so a
+    #: stream cannot go on once they change (set by ``_reset`` in
+    #: ``_stream_config``).
+    _stream_params = ()
+
+    #: Positions of the rounds played, the mistakes and the updates of the
+    #: current epoch in the state's ``counters``.
+    _counter_index = (0, 1, 2)
+
+    #: Prefixes of the state arrays that only Python code changes, after the
+    #: rounds: a call copies them for its undo record only if it changes them
+    #: (see :func:`~sklearn_budget._transaction.before_change`).
+    _lazy_undo_prefixes = ()
+
+    #: Attributes (lists, dicts) that a call grows in place: its undo record
+    #: keeps copies.
+    _mutable_attributes = ()
+
+    # ------------------------------------------------------------------
+    # Hooks
+    # ------------------------------------------------------------------
+    def _stream_index(self, n_rows):
+        """The identifiers of the next ``n_rows`` rows of the stream (None: unused)."""
+        return None
+
+    def _takes_lean_rows(self):
+        """Whether float64 rows of the fitted width are valid input as they are."""
+        return True
+
+    def _nonnegative_input(self):
+        """Whether the input must be dense and non-negative."""
+        return False
+
+    def _partial_fit_one_row(self, X, y, classes):
+        """Play a one-row call on a path of its own; whether it did (none here)."""
+        return False
+
+    # ------------------------------------------------------------------
+    # One transaction per call
+    # ------------------------------------------------------------------
+    def _transaction(self, deep):
+        """The :class:`~sklearn_budget._transaction.Transaction` of a call
+        (``deep``: the call changes the state arrays in place)."""
+        return Transaction(
+            self, deep, lazy=self._lazy_undo_prefixes, copied=self._mutable_attributes
+        )
+
+    def _before_change(self, prefix):
+        """Copy the lazy state arrays named ``prefix*`` into the call's undo record."""
+        before_change(self, prefix)
+
+    # ------------------------------------------------------------------
+    # Validation
+    # ------------------------------------------------------------------
+    def _validate_params(self):
+        # A stream validates its parameters on every call (see
+        # _partial_fit_classes): skip the values already found valid (the
+        # same objects; a dict changed in place is still a dict).
+        values = _parameter_values(self)
+        last = _VALIDATED.get(self)
+        if last is not None and all(a is b for a, b in zip(values, last)):
+            return
+        super()._validate_params()
+        _VALIDATED[self] = values
+
+    def _check_stream_continues(self):
+        """Refuse to go on with a stream that cannot be continued exactly."""
+        changed = []
+        for name, old in self._stream_config.items():
+            new = getattr(self, name)
+            try:
+                same = old is new or bool(old == new)
+            except (TypeError, ValueError):
+                same = False
+            if not same:
+                changed.append(f"{name}={old!r} -> {new!r}")
+        if changed:
+            raise ValueError(
+                f"Parameters fixed for the stream changed since it started ({', '.join(changed)}): "
+                "call fit with warm_start=False (or clone the estimator) to start a new stream."
+            )
+
+    def _validate_X(self, X, reset):
+        if not reset and _lean_rows(self, X):
+            return X
+        return _check_rows(self, X, reset, nonneg=self._nonnegative_input())
+
+    def _class_weights(self, classes, y):
+        """Step multiplier of each class of ``classes`` (None: all one)."""
+        return _class_weights(self.class_weight, classes, y)
+
+    def _keep_weighted(self, X, y, w, index):
+        """Rows of zero weight are dropped from the stream (never played)."""
+        if np.all(w > 0):
+            return X, y, w, index
+        keep = np.flatnonzero(w > 0)
+        return X[keep], y[keep], w[keep], None if index is None else index[keep]
+
+    # ------------------------------------------------------------------
+    # fit
+    # ------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model with ``max_iter`` online epochs over ``(X, y)``.
+
+        Unless ``warm_start=True``, the model is reset first. Each epoch plays
+        the rows as a stream (reshuffled when ``shuffle=True``); fitting stops
+        early after an epoch without any update, or once the epoch's mistake
+        rate has stopped improving (``tol``, ``n_iter_no_change``). With
+        ``average=True`` the fitted hypothesis is the average of the
+        hypotheses of every round played (the online-to-batch conversion);
+        with ``average='vote'``, where offered, their vote.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Target values.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each sample: the step taken on that sample is
+            multiplied by its weight (and by the weight of its class, see
+            ``class_weight``), and samples of weight zero are not played at
+            all.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        # A warm start changes the state in place; a reset replaces it.
+        with self._transaction(deep=self.warm_start and hasattr(self, "_state")):
+            return self._fit(X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
+        warm = self.warm_start and hasattr(self, "_state")
+        if warm:
+            self._check_stream_continues()
+        X, y_enc, w, classes = _validate_fit_input(self, X, y, sample_weight, None, reset=not warm)
+        if warm and not np.array_equal(classes, self.classes_):
+            raise ValueError(
+                f"The classes of y {classes.tolist()} differ from those of the "
+                f"warm-started model {self.classes_.tolist()}."
+            )
+        self.classes_ = classes
+        if not warm:
+            self._reset(X)
+        rng = _shuffle_rng(self.random_state)
+        # Rows are numbered after those of earlier calls of the stream (a
+        # fit that starts the stream numbers them as rows of X).
+        index = self._stream_index(X.shape[0])
+        self._play_epochs(*self._keep_weighted(X, y_enc, w, index), rng, warm)
+        self._end_of_call(X.shape[0])
+        return self
+
+    def _play_epochs(self, X, y, w, index, rng, warm):
+        """Play up to ``max_iter`` epochs over the rows, in an order drawn from ``rng``.
+
+        ``warm``: whether the epochs go on with an earlier stream.
+        """
+        rounds, mistakes, updates = self._counter_index
+        verbose, clock = self.verbose, perf_counter()
+        # The stopping rule of SGDClassifier, on the online mistake rate of
+        # each epoch instead of its loss (where the estimator has ``tol``).
+        tol = getattr(self, "tol", None)
+        best_rate, no_improvement = np.inf, 0
+        stop = f"played max_iter={self.max_iter} epochs"
+        self.n_iter_ = 0
+        for epoch in range(self.max_iter):
+            counters = self._state["counters"]
+            counters[updates] = 0
+            mistakes_before = int(counters[mistakes])
+            order = rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
+            progress = None
+            if verbose:
+                # Lines count the rounds of the epoch.
+                print(f"-- Epoch {epoch + 1}", flush=True)
+                origin = (int(counters[rounds]), mistakes_before)
+                progress = _Progress(self, self.verbose_interval, origin, clock, X.shape[0])
+            within = progress if verbose >= 2 else None
+            # Only the first epoch's margins are out of sample.
+            self._play(
+                X[order],
+                y[order],
+                w[order],
+                None if index is None else index[order],
+                on_block=within,
+                calibrate=epoch == 0,
+            )
+            self.n_iter_ += 1
+            if progress is not None:
+                progress.end()
+            counters = self._state["counters"]
+            if counters[updates] == 0:
+                stop = "an epoch without updates"
+                break
+            if tol is not None:
+                rate = (int(counters[mistakes]) - mistakes_before) / X.shape[0]
+                no_improvement = no_improvement + 1 if rate > best_rate - tol else 0
+                best_rate = min(best_rate, rate)
+                if no_improvement >= self.n_iter_no_change:
+                    stop = (
+                        f"the mistake rate did not improve by tol={tol} for "
+                        f"{self.n_iter_no_change} epochs"
+                    )
+                    break
+        if verbose:
+            print(
+                f"Stopped after {self.n_iter_} epochs ({stop}), "
+                f"{perf_counter() - clock:.2f} seconds in total.",
+                flush=True,
+            )
+
+    # ------------------------------------------------------------------
+    # partial_fit
+    # ------------------------------------------------------------------
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Play the rows of ``(X, y)`` as the next rounds of the stream.
+
+        ``max_iter``, ``tol`` and ``n_iter_no_change`` do not apply: each
+        row is played once. ``class_weight='balanced'`` is refused (pass the
+        weights as a dict).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The next rows of the stream.
+        y : array-like of shape (n_samples,)
+            Their labels.
+        classes : array-like of shape (n_classes,), default=None
+            All the classes of the stream. Required on the first call (unless
+            the model was fitted with :meth:`fit`); later calls may omit it
+            or must repeat it exactly.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each sample: the step taken on that sample is
+            multiplied by its weight (and by the weight of its class, see
+            ``class_weight``), and samples of weight zero are not played at
+            all.
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+        if sample_weight is None and self._partial_fit_one_row(X, y, classes):
+            return self
+        lean = self._lean_fit_input(X, y, classes, sample_weight)
+        if lean is not None:
+            with self._transaction(deep=True):
+                return self._partial_fit_lean(X, *lean)
+        return self._partial_fit_checked(X, y, classes, sample_weight)
+
+    def _lean_fit_input(self, X, y, classes, sample_weight):
+        """``(y_enc, w)`` of a ``partial_fit`` call whose input needs no conversion.
+
+        None when any of ``X``, ``y``, ``classes`` and ``sample_weight`` is
+        not already in the form that validation would give (then the full
+        validation runs, and raises where it must): see :func:`_lean_rows`
+        and :func:`_lean_labels`.
+        """
+        if sample_weight is not None or not _lean_rows(self, X):
+            return None
+        labels = _lean_labels(self, y, classes, X.shape[0])
+        if labels is None or not np.any(labels[1] > 0):
+            return None
+        return labels
+
+    def _partial_fit_lean(self, X, y_enc, w):
+        """:meth:`_partial_fit` for input that :meth:`_lean_fit_input` accepted."""
+        self._validate_params()
+        self._check_stream_continues()
+        return self._play_next_rounds(X, y_enc, w)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_checked(self, X, y, classes, sample_weight):
+        with self._transaction(deep=True):
+            return self._partial_fit(X, y, classes, sample_weight)
+
+    def _partial_fit(self, X, y, classes, sample_weight):
+        if self.class_weight == "balanced":
+            raise ValueError(
+                "class_weight='balanced' is not supported by partial_fit: one call does "
+                "not show the class frequencies of the stream. Compute the weights on a "
+                "large enough sample of the stream's labels, for example "
+                "weights = compute_class_weight('balanced', classes=classes, y=y_sample) "
+                "(sklearn.utils.class_weight), and pass them as "
+                "class_weight=dict(zip(classes, weights))."
+            )
+        first, classes = _partial_fit_classes(self, classes)
+        X, y_enc, w, classes = _validate_fit_input(self, X, y, sample_weight, classes, first)
+        if first:
+            self.classes_ = classes
+            self._reset(X, from_partial_fit=True)
+        return self._play_next_rounds(X, y_enc, w)
+
+    def _play_next_rounds(self, X, y_enc, w):
+        """Play validated rows as the next rounds of the stream (``partial_fit``)."""
+        index = self._stream_index(X.shape[0])
+        # Lines count the rounds of the whole stream.
+        progress = _Progress(self, self.verbose_interval) if self.verbose else None
+        self._play(*self._keep_weighted(X, y_enc, w, index), on_block=progress)
+        self.n_iter_ = 1
+        self._end_of_call(X.shape[0])
+        return self
+
+    def _progress_counts(self):
+        """Rounds and mistakes of the stream, for the progress lines."""
+        counters = self._state["counters"]
+        rounds, mistakes, _ = self._counter_index
+        return int(counters[rounds]), int(counters[mistakes])

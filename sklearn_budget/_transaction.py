@@ -1,0 +1,200 @@
+"""One transaction for every call that changes an estimator.
+
+A call either completes or leaves the estimator exactly as it was: a failed
+or interrupted call on a fitted model leaves the same stream to go on, and a
+failed first call leaves the estimator unfitted. :class:`Transaction` is the
+one mechanism behind it. On entry it records what is needed to put the
+estimator back (its ``__dict__``, what is derived from its state, and for a
+call that changes the state arrays in place a copy of them); on any exception,
+``KeyboardInterrupt`` included, it restores that record and lets the
+exception go on.
+
+The state arrays are copied at the cost of the call's own work: those that
+the compiled rounds change are copied on entry, those that only Python code
+changes after the rounds (the pool of the bounded average, the bins of the
+probabilities: ``lazy`` prefixes) only when a call is about to change them
+(:func:`before_change`), so that a call that does not touch them never
+copies them.
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import copy
+import weakref
+
+from ._online_fast import generator_state, set_generator_state
+
+# What an estimator derives from its state, kept beside it rather than in its
+# ``__dict__`` (which then holds the state alone, whatever was read from it):
+# the fitted attributes computed on first access after a call that changed
+# the state. Every transaction drops it on entry and puts it back on rollback.
+_PUBLISHED = weakref.WeakKeyDictionary()
+
+# The undo record of the call in progress on each estimator: ``"_state"``,
+# the state arrays as they were (lazy ones still shared with the state until
+# copied), ``"_lazy"``, the prefixes already copied, and ``"_rng_state"``,
+# the random generator's state once saved.
+_UNDO = weakref.WeakKeyDictionary()
+
+
+def published(estimator):
+    """The cache of what ``estimator`` derives from its state (name: value)."""
+    cache = _PUBLISHED.get(estimator)
+    if cache is None:
+        cache = _PUBLISHED[estimator] = {}
+    return cache
+
+
+def _save_generator(rng):
+    """The state of ``rng`` for an undo record.
+
+    A copy of the bit generator's state where there is one (a RandomState
+    on MT19937: ``get_state`` costs tens of microseconds), else ``get_state``.
+    """
+    saved = generator_state(rng)
+    return ("bytes", saved) if saved is not None else ("numpy", rng.get_state())
+
+
+def _load_generator(rng, saved):
+    """Put back a state that :func:`_save_generator` saved."""
+    kind, value = saved
+    if kind == "bytes":
+        set_generator_state(rng, value)
+    else:
+        rng.set_state(value)
+
+
+def before_change(estimator, prefix):
+    """Copy the state arrays named ``prefix*`` into the undo record of the call.
+
+    ``"_rng"`` saves the state of the random generator instead, which costs
+    tens of microseconds to read, so is saved only by calls that draw. Does
+    nothing outside a call that records the arrays (a call that replaces the
+    state instead of changing it), or once the prefix is copied.
+    """
+    record = _UNDO.get(estimator)
+    if record is None or "_lazy" not in record or prefix in record["_lazy"]:
+        return
+    if prefix == "_rng":
+        record["_rng_state"] = _save_generator(estimator._rng)
+    else:
+        arrays, state = record["_state"], estimator._state
+        for name, a in arrays.items():
+            if name.startswith(prefix) and a is state.get(name):
+                arrays[name] = a.copy()
+    record["_lazy"].add(prefix)
+
+
+class Transaction:
+    """Context manager that undoes everything a call did if the call fails.
+
+    Parameters
+    ----------
+    estimator : object
+        The estimator the call changes.
+    deep : bool, default=False
+        Whether the call changes the state arrays (``estimator._state``, a
+        dict of arrays) in place: they are then recorded on entry, and put
+        back with the rest. A call that replaces the state (a new stream, a
+        loaded model) needs only its ``__dict__`` recorded.
+    lazy : tuple of str, default=()
+        The prefixes of the state arrays copied only when a call is about to
+        change them (:func:`before_change`), not on entry.
+    copied : tuple of str, default=()
+        With ``deep``, the attributes (lists, dicts) that the call grows in
+        place: recorded as copies.
+
+    Examples
+    --------
+    >>> from sklearn_budget._transaction import Transaction
+    >>> class Model:
+    ...     pass
+    >>> model = Model()
+    >>> model.n_rounds = 1
+    >>> try:
+    ...     with Transaction(model):
+    ...         model.n_rounds = 2
+    ...         raise KeyboardInterrupt
+    ... except KeyboardInterrupt:
+    ...     pass
+    >>> model.n_rounds
+    1
+    """
+
+    def __init__(self, estimator, deep=False, lazy=(), copied=()):
+        self.estimator = estimator
+        self.deep = deep
+        self.lazy = tuple(lazy)
+        self.copied = tuple(copied)
+
+    def __enter__(self):
+        est = self.estimator
+        self._undo = []
+        self._published = _PUBLISHED.pop(est, None)
+        self._saved = saved = dict(vars(est))
+        self._record = None
+        if self.deep and "_state" in saved:
+            self._record = {
+                "_state": {
+                    name: a if name.startswith(self.lazy) else a.copy()
+                    for name, a in est._state.items()
+                },
+                "_lazy": set(),
+            }
+            for name in self.copied:
+                saved[name] = copy.copy(saved[name])
+            _UNDO[est] = self._record
+        return self
+
+    def on_undo(self, fn):
+        """Call ``fn()`` on rollback, before the record of the entry is put back.
+
+        The callables run in the reverse order of their registration: each
+        undoes a change made after the ones registered before it.
+        """
+        self._undo.append(fn)
+
+    def track_lazy_arrays(self):
+        """Record the lazy arrays of the state from now on (:func:`before_change`).
+
+        For a call that changes the state arrays in place by other means (an
+        undo of its own, registered with :meth:`on_undo`) and, after that,
+        lets Python code change the lazy ones: on rollback, those are put
+        back into the state. A deep transaction records them from its entry.
+        """
+        if self._record is not None:
+            return
+        est = self.estimator
+        self._record = {"_state": dict(est._state), "_lazy": set()}
+        _UNDO[est] = self._record
+
+    def __exit__(self, exc_type, exc, tb):
+        est = self.estimator
+        try:
+            if exc_type is not None:
+                self._rollback()
+        finally:
+            if self._record is not None:
+                _UNDO.pop(est, None)
+        return False
+
+    def _rollback(self):
+        est, saved, record = self.estimator, self._saved, self._record
+        for fn in reversed(self._undo):
+            fn()
+        live_state = vars(est).get("_state")
+        vars(est).clear()
+        vars(est).update(saved)
+        if record is not None:
+            if self.deep and "_state" in saved:
+                # The copies made for the call replace the changed arrays.
+                vars(est)["_state"] = record["_state"]
+            elif live_state is saved.get("_state"):
+                for name, a in record["_state"].items():
+                    if name.startswith(self.lazy):
+                        live_state[name] = a
+            if "_rng_state" in record:
+                _load_generator(est._rng, record["_rng_state"])
+        if self._published is not None:
+            _PUBLISHED[est] = self._published

@@ -1,0 +1,102 @@
+"""The one transaction of the calls that change a model (``_transaction``)."""
+
+import numpy as np
+import pytest
+
+from sklearn_budget._transaction import (
+    _PUBLISHED,
+    _UNDO,
+    Transaction,
+    before_change,
+    published,
+)
+
+
+class Model:
+    """A stand-in estimator: a dict of state arrays and a list grown in place."""
+
+    def __init__(self):
+        self._state = {"alpha": np.zeros(3), "cal_bins": np.zeros(2)}
+        self._rng = np.random.RandomState(0)
+        self.kept = [1, 2]
+        self.n_seen = 5
+
+
+def change_everything(model):
+    model._state["alpha"][:] = 1.0
+    before_change(model, "cal_")
+    model._state["cal_bins"][:] = 2.0
+    before_change(model, "_rng")
+    model._rng.rand(3)
+    model.kept.append(3)
+    model.n_seen = 6
+    model.fitted_ = True
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, ValueError, MemoryError])
+def test_a_failed_call_is_undone_exactly(exc):
+    model = Model()
+    published(model)["support_"] = "cached"
+    draws = np.random.RandomState(0).rand(3)
+    with pytest.raises(exc):
+        with Transaction(model, deep=True, lazy=("cal_",), copied=("kept",)):
+            assert not _PUBLISHED.get(model)  # derived values are dropped on entry
+            change_everything(model)
+            raise exc("stop")
+    np.testing.assert_array_equal(model._state["alpha"], np.zeros(3))
+    np.testing.assert_array_equal(model._state["cal_bins"], np.zeros(2))
+    np.testing.assert_array_equal(model._rng.rand(3), draws)
+    assert model.kept == [1, 2] and model.n_seen == 5
+    assert not hasattr(model, "fitted_")
+    assert published(model) == {"support_": "cached"}
+    assert model not in _UNDO
+
+
+def test_a_completed_call_keeps_its_changes():
+    model = Model()
+    published(model)["support_"] = "cached"
+    with Transaction(model, deep=True, lazy=("cal_",), copied=("kept",)):
+        change_everything(model)
+    assert model._state["alpha"][0] == 1.0 and model._state["cal_bins"][0] == 2.0
+    assert model.kept == [1, 2, 3] and model.fitted_
+    assert model not in _PUBLISHED and model not in _UNDO
+
+
+def test_lazy_arrays_are_copied_only_when_they_change():
+    model = Model()
+    bins = model._state["cal_bins"]
+    with Transaction(model, deep=True, lazy=("cal_",)):
+        record = _UNDO[model]
+        assert record["_state"]["cal_bins"] is bins
+        assert record["_state"]["alpha"] is not model._state["alpha"]
+        before_change(model, "cal_")
+        assert record["_state"]["cal_bins"] is not bins
+
+
+def test_callbacks_run_in_reverse_order_before_the_entry_is_put_back():
+    model = Model()
+    calls = []
+    with pytest.raises(KeyboardInterrupt):
+        with Transaction(model) as tx:
+            model.n_seen = 7
+            tx.on_undo(lambda: calls.append(("first", model.n_seen)))
+            tx.on_undo(lambda: calls.append(("second", model.n_seen)))
+            raise KeyboardInterrupt
+    assert calls == [("second", 7), ("first", 7)]
+    assert model.n_seen == 5
+
+
+def test_a_shallow_transaction_tracks_the_lazy_arrays_once_asked():
+    model = Model()
+    state, bins = model._state, model._state["cal_bins"]
+    with pytest.raises(RuntimeError):
+        with Transaction(model, lazy=("cal_",)) as tx:
+            before_change(model, "cal_")  # not tracked yet: nothing recorded
+            assert model not in _UNDO
+            tx.track_lazy_arrays()
+            before_change(model, "cal_")
+            model._state["cal_bins"][:] = 3.0
+            raise RuntimeError
+    assert model._state is state
+    np.testing.assert_array_equal(model._state["cal_bins"], np.zeros(2))
+    assert model._state["cal_bins"] is not bins  # the copy made before the change
