@@ -428,8 +428,8 @@ class BaseKernelOnlineClassifier(
 
     #: Whether the rule ever removes a member.
     _removes_members = False
-    # Whether parameter mixing trains it: it loads a mixed expansion and
-    # compresses it to its ``budget`` (see ``_loading.py``).
+    #: Whether parameter mixing trains it: it loads a mixed expansion and
+    #: compresses it to its ``budget`` (see ``_loading.py``).
     _mixable = False
 
     #: Whether the later epochs of ``fit`` mostly rescale the last hypothesis,
