@@ -1,5 +1,6 @@
 """The command line: the demo and ``reproduce`` (quick runs only)."""
 
+import argparse
 import errno
 import hashlib
 import io
@@ -23,6 +24,7 @@ from sklearn_budget import (
     Stoptron,
     TighterBudgetPerceptron,
 )
+from sklearn_budget import __main__ as cli
 from sklearn_budget import reproduce as rp
 from sklearn_budget.__main__ import demo, main
 from sklearn_budget.datasets import _remote, make_two_gaussians
@@ -103,6 +105,30 @@ def test_demo_reports_every_estimator():
     assert "Budget" in note and "averaged" in note
 
 
+def test_demo_prints_a_progress_line_per_estimator(monkeypatch):
+    # The matching pursuit, whose fit keeps the n x n kernel matrix, is fitted
+    # on the first DEMO_KMP_ROWS rows, and the table and the note say so.
+    monkeypatch.setattr(cli, "DEMO_KMP_ROWS", 200)
+    out, progress = io.StringIO(), io.StringIO()
+    demo(n_samples=400, n_test=200, budget=30, out=out, progress=progress)
+    lines = progress.getvalue().splitlines()
+    n = len(sklearn_budget.__all__)
+    assert len(lines) == n
+    for i, line in enumerate(lines, start=1):
+        assert re.fullmatch(rf"\[ ?{i}/{n}\] \w+( \(.*\))?: .+ \.\.\. \d+\.\d\d s", line), line
+    (kmp,) = [line for line in lines if line.startswith(f"[{n - 1}/")]
+    assert "KernelMatchingPursuit (B=30, 200 rows): batch fit ..." in kmp
+    table, note = out.getvalue().split("\n\n")
+    (row,) = [line for line in table.splitlines() if line.startswith("KernelMatchingPursuit")]
+    assert "(B=30, 200 rows)" in row and int(row.split()[-4]) <= 30
+    assert "first 200 training rows only" in note
+    # No progress lines unless asked for; all the rows when fewer than DEMO_KMP_ROWS.
+    out = io.StringIO()
+    demo(n_samples=100, n_test=50, budget=10, out=out)
+    assert "[ 1/" not in out.getvalue() and "rows only" not in out.getvalue()
+    assert "KernelMatchingPursuit (B=10) " in out.getvalue()
+
+
 def test_module_entry_point_runs_the_demo():
     result = subprocess.run(
         [sys.executable, "-m", "sklearn_budget", "demo", "--n-samples", "300", "--budget", "20"],
@@ -111,6 +137,63 @@ def test_module_entry_point_runs_the_demo():
         check=True,
     )
     assert "ProjectronPlusPlus" in result.stdout
+    # The progress lines go to stderr, the table to stdout.
+    assert "ProjectronPlusPlus (U=" in result.stderr and "[12/12] Winnow" in result.stderr
+    assert "..." not in result.stdout
+
+
+def _actions(parser, path=("sklearn-budget",)):
+    """Every action of ``parser`` and of its commands' parsers, with its parser's path."""
+    for action in parser._actions:
+        yield path, action
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:  # the commands' lines in the help
+                yield path, choice
+            for name, sub in action.choices.items():
+                yield from _actions(sub, (*path, name))
+
+
+def test_every_option_has_a_help_text():
+    parser, commands = cli._parser()
+    seen = set()
+    for path, action in _actions(parser):
+        name = " ".join(path) + " " + (action.option_strings or [action.dest])[0]
+        assert action.help and action.help != argparse.SUPPRESS, f"{name} has no help text"
+        seen.add(name)
+    assert {"sklearn-budget reproduce --random-state", "sklearn-budget demo --budget"} <= seen
+    assert set(commands) == {"reproduce", "demo"}
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (
+            ["--out", "results"],
+            "--out goes after the command: options belong to 'reproduce' (after its "
+            "EXPERIMENT) or to 'demo'. Did you mean 'sklearn-budget reproduce "
+            "projectron-synthetic --out results'?",
+        ),
+        (
+            ["--n-jobs", "2", "reproduce", "weston-usps"],
+            "Did you mean 'sklearn-budget reproduce weston-usps --n-jobs 2'?",
+        ),
+        (["--budget", "20", "demo"], "Did you mean 'sklearn-budget demo --budget 20'?"),
+        (["--n-jobs", "2", "demo"], "--n-jobs is an option of 'reproduce', not of 'demo'."),
+        (["--nope"], "unrecognized arguments: --nope: neither 'reproduce' nor 'demo' has it."),
+        (["demo", "--out", "x"], "sklearn-budget demo: error: unrecognized arguments: --out x"),
+        (
+            ["reproduce", "--nope"],
+            "sklearn-budget reproduce: error: unrecognized arguments: --nope",
+        ),
+    ],
+)
+def test_misplaced_options_say_where_they_go(argv, says, capsys, no_experiment):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert says in " ".join(err.split()), err
+    assert not no_experiment
 
 
 @pytest.mark.parametrize("name", ["projectron-synthetic", "projectron-adult"])
