@@ -12,7 +12,7 @@ average therefore grows with the stream. Here it is kept bounded
   in the engine (``acc``, ``stamp``);
 - each member that leaves brings its running sum ``acc_r k(x_r, .)`` into a
   *pool*, an expansion of at most ``budget`` members of its own
-  (:func:`~sklearn_budget._online_fast.fold_into_pool`): the function joins
+  (:func:`~sklearn_budget._pool.fold_into_pool`): the function joins
   as a new member, or is projected onto the pool's span when it lies in it;
   when the pool overflows, the member whose removal costs least (in the
   RKHS norm, after the optimal projection of its function onto the others)
@@ -36,8 +36,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.lapack import dpotrf, dpotri
 
+from ._dense_rows import kernel_block
 from ._kernels import single_blas_thread
-from ._online_fast import fold_into_pool, kernel_block
+from ._pool import fold_into_pool
 
 # A function whose squared residual off the pool's span is below this
 # fraction of k(x, x) is projected instead of joining (the part lost is at

@@ -10,8 +10,8 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import REMOVAL_AVERAGE, BaseKernelOnlineClassifier
-from ._online_fast import BudgetedSGDRule
 from ._perceptron import _doc
+from ._rules_sgd import BudgetedSGDRule
 
 _MAINTENANCE = {"removal": 0, "projection": 1, "merging": 2}
 

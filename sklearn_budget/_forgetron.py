@@ -9,8 +9,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import REMOVAL_AVERAGE
-from ._online_fast import ForgetronRule
 from ._perceptron import _REMOVAL_AVERAGE_DOC, KernelPerceptron, _averaged_by_default, _doc
+from ._rules_perceptron import ForgetronRule
 
 # The self-tuned Forgetron keeps the sum of the removal costs Psi below
 # 15/32 of the mistakes (Dekel et al. 2005, Eq. 3 and 4).

@@ -31,8 +31,8 @@ from sklearn.base import clone
 from ._averaging import fold, new_pool
 from ._base import _shuffle_rng
 from ._calibration import new_bins
+from ._dense_rows import KERNEL_CODES
 from ._kernels import Kernel
-from ._online_fast import KERNEL_CODES
 
 # The additive bins of the progressive margins (summed over the shards).
 _BINS = tuple(new_bins(2))

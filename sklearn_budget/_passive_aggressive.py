@@ -7,8 +7,8 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._online_fast import PassiveAggressiveRule
 from ._perceptron import KernelPerceptron, _doc
+from ._rules_perceptron import PassiveAggressiveRule
 
 
 class KernelPassiveAggressive(KernelPerceptron):

@@ -8,7 +8,7 @@ from numbers import Integral
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelOnlineClassifier
-from ._online_fast import PerceptronRule
+from ._rules_perceptron import PerceptronRule
 
 _COMMON_PARAMS_DOC = """
     kernel : {'rbf', 'linear', 'poly', 'polynomial', 'sigmoid', 'laplacian', \
