@@ -329,7 +329,7 @@ def worker(engine, spec):
     info = dict(
         engine=engine,
         package=str(Path(sb.__file__).resolve().parent),
-        compiled=any(m.startswith("sklearn_budget._online_fast") for m in sys.modules),
+        compiled="sklearn_budget._engine" in sys.modules,
         fingerprint=_fingerprint(Path(sb.__file__).resolve().parent),
     )
     stream = spec["stream"]

@@ -9,7 +9,7 @@ table gives the median per call and its ratio to ``SGDClassifier``
 (``loss='log_loss'``, so that it has ``predict_proba``) measured in the same
 run. Every online estimator appears with ``average=False`` (the last
 hypothesis), and with its default ``average`` where that is another (the
-average: the compiled one-row path of ``sklearn_budget._base`` plays both).
+average: the compiled one-row path of ``sklearn_budget._one_row`` plays both).
 More columns for ``partial_fit``: the mean per call (the median hides the
 rare costly calls: an averaged removal rule folds the members that leave
 into the average, and every round of a checkpoint takes the average), the
@@ -54,7 +54,7 @@ from sklearn.linear_model import SGDClassifier
 from threadpoolctl import threadpool_limits
 
 import sklearn_budget
-from sklearn_budget import _base
+from sklearn_budget import _one_row
 
 ESTIMATORS = [
     "KernelPerceptron",
@@ -123,13 +123,12 @@ def per_call(fn, args_list, mean=False):
 @contextmanager
 def without_one_row_path():
     """One-row calls through _play, as before the compiled one-row path."""
-    cls = _base.BaseKernelOnlineClassifier
-    original = cls._one_row_path
-    cls._one_row_path = lambda self: None
+    original = _one_row.build_path
+    _one_row.build_path = lambda est: None
     try:
         yield
     finally:
-        cls._one_row_path = original
+        _one_row.build_path = original
 
 
 def bench_sklearn(configs, X, y, warmup, calls, budget):

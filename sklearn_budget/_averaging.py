@@ -12,7 +12,7 @@ decision "Averaging with removals" of ``doc/decisions.rst``):
   in the engine (``acc``, ``stamp``);
 - each member that leaves brings its running sum ``acc_r k(x_r, .)`` into a
   *pool*, an expansion of at most ``budget`` members of its own
-  (:func:`~sklearn_budget._online_fast.fold_into_pool`): the function joins
+  (:func:`~sklearn_budget._pool.fold_into_pool`): the function joins
   as a new member, or is projected onto the pool's span when it lies in it;
   when the pool overflows, the member whose removal costs least (in the
   RKHS norm, after the optimal projection of its function onto the others)
@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from scipy.linalg.lapack import dpotrf, dpotri
 
 from ._kernels import kernel_values, single_blas_thread
-from ._online_fast import fold_into_pool
+from ._pool import fold_into_pool
 from ._rounds import _vstack
 
 # A function whose squared residual off the pool's span is below this

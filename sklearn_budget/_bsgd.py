@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import REMOVAL_AVERAGE, BaseKernelOnlineClassifier
 from ._docstrings import _doc
-from ._online_fast import BudgetedSGDRule
+from ._rules_sgd import BudgetedSGDRule
 
 _MAINTENANCE = {"removal": 0, "projection": 1, "merging": 2}
 

@@ -11,9 +11,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import REMOVAL_AVERAGE
 from ._docstrings import _MAX_ITER_DOC, _REMOVAL_AVERAGE_DOC, _doc
-from ._online_fast import BudgetRule, TighterRule
 from ._perceptron import KernelPerceptron
 from ._rounds import _regrow, _vstack
+from ._rules_budget import BudgetRule, TighterRule
 
 # Scores of the removal rules that differ by less than this (relative to the
 # size of the hypothesis, sum_i |alpha_i| max_i k(x_i, x_i)) are ties, and a
@@ -496,7 +496,7 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
         self.error_set_size = error_set_size
 
     # ------------------------------------------------------------------
-    # The evaluation set E (compiled in ``_online_fast.TighterRule``).
+    # The evaluation set E (compiled in ``_rules_budget.TighterRule``).
     #
     # E's entries live in arrays with an entry axis: labels, kernel values
     # with the members (``E_K``, members x entries) and, where the compiled

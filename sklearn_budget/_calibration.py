@@ -17,9 +17,10 @@ import weakref
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import log_expit, log_softmax
 
-from ._online_fast import fit_temperature
+from ._kernels import _nonfinite_scores
+from ._margins import MarginBins, expansion_margins, fit_temperature
+from ._margins import log_probabilities as _log_probabilities
 
 # The last scale fitted for each estimator: the next fit starts from it (a
 # one-row update moves it little). Kept beside the estimator, not in it, so
@@ -36,11 +37,14 @@ _CAL_HALF = 1024
 _CAL_BINS = 2 * _CAL_HALF
 _CAL_LOG_RANGE = (np.log(1e-12), np.log(1e12))
 # What the bins take of a round, so that no finite input overflows them:
-# sample weights above _CAL_MAX_WEIGHT count as that weight (the compiled
-# one-row path is given these two bounds), and margins as wide as the end bins' edge
-# (1e12) at most, as they share those bins.
+# sample weights above _CAL_MAX_WEIGHT count as that weight, and margins as
+# wide as the end bins' edge (1e12) at most, as they share those bins.
 _CAL_MAX_WEIGHT = 1e250
 _CAL_MAX_MARGIN = 1e12
+# The layout of the bins and their one recorder, in compiled code: the
+# blocks of rounds (record_margins) and the compiled one-row path record
+# each round with it, one round after the other.
+MARGIN_BINS = MarginBins(_CAL_HALF, *_CAL_LOG_RANGE, _CAL_MAX_WEIGHT, _CAL_MAX_MARGIN)
 # Smallest probability scale, relative to the largest margin.
 _MIN_SCALE = 1e-6
 
@@ -74,46 +78,17 @@ def record_margins(state, margins, cls, w, rounds):
     the final one, whose scores the probabilities scale. The per-class
     totals of Platt's targets count rounds by their sample weight alone.
     """
-    lo, hi = _CAL_LOG_RANGE
-    # Margins below 1e-300 (zero included) fall in the first bin, as any
-    # below 1e-12 does: flooring them avoids log(0). Few numpy calls, so that
-    # a call of one row is cheap.
-    size = np.maximum(np.abs(margins), 1e-300)
-    u = (np.log(size) - lo) * (_CAL_HALF / (hi - lo))
-    u = np.minimum(np.maximum(u, 0.0), _CAL_HALF - 1).astype(np.intp)
-    bins = np.where(margins >= 0, _CAL_HALF + u, _CAL_HALF - 1 - u)
-    flat = cls * _CAL_BINS + bins
-    w = np.minimum(w, _CAL_MAX_WEIGHT)
-    wt = w * rounds
-    margins = np.clip(margins, -_CAL_MAX_MARGIN, _CAL_MAX_MARGIN)
-    # Only the bins the rounds fall in are added to (a call of one row costs
-    # as little as one of a block); each bin's total is summed in the order
-    # of the rounds, as a bincount over all the bins sums it.
-    if flat.size == 1:
-        used, where = flat, np.zeros(1, dtype=np.intp)
-    else:
-        used, where = np.unique(flat, return_inverse=True)
-    counts, sums = state["cal_counts"].reshape(-1), state["cal_sums"].reshape(-1)
-    counts[used] += np.bincount(where, wt, used.size)
-    sums[used] += np.bincount(where, wt * margins, used.size)
-    state["cal_n"] += np.bincount(cls, w, len(state["cal_n"]))
-
-
-def next_checkpoint(t):
-    """The first checkpoint of the round counter after round ``t``.
-
-    The averaged hypothesis is taken at every checkpoint, and the rounds
-    that follow are scored with it (out of sample: it averages the
-    hypotheses of earlier rounds only). The checkpoints are every round up
-    to 16, then ``t / 16`` to ``t / 8`` rounds apart (multiples of
-    ``2^(floor(log2 t) - 3)``): so few that taking the average costs a
-    vanishing share of the stream (about ``8 log2 T`` of them), and close
-    enough that the average scoring a round has seen at least 8/9 of its
-    rounds. A function of ``t`` alone, so the same for any split of the
-    stream into calls.
-    """
-    step = 1 << max(0, int(t).bit_length() - 4) if t > 0 else 1
-    return (int(t) // step + 1) * step
+    # Each round is added to its bin in turn (MARGIN_BINS), so that the bins
+    # are the same, to the last bit, for any split of the stream into calls.
+    MARGIN_BINS.record(
+        state["cal_counts"],
+        state["cal_sums"],
+        state["cal_n"],
+        np.ascontiguousarray(margins, dtype=np.float64),
+        np.ascontiguousarray(cls, dtype=np.int64),
+        np.ascontiguousarray(w, dtype=np.float64),
+        np.ascontiguousarray(rounds, dtype=np.float64),
+    )
 
 
 def rescale_bins(state, factor):
@@ -137,11 +112,8 @@ def rescale_bins(state, factor):
 
 
 def _bin_of(margins):
-    lo, hi = _CAL_LOG_RANGE
-    size = np.maximum(np.abs(margins), 1e-300)
-    u = (np.log(size) - lo) * (_CAL_HALF / (hi - lo))
-    u = np.minimum(np.maximum(u, 0.0), _CAL_HALF - 1).astype(np.intp)
-    return np.where(margins >= 0, _CAL_HALF + u, _CAL_HALF - 1 - u)
+    """The bin of each margin within its class's bins (as :func:`record_margins` bins it)."""
+    return MARGIN_BINS.bins_of(np.ascontiguousarray(margins, dtype=np.float64))
 
 
 def new_bins(n_classes):
@@ -161,10 +133,13 @@ def fit_scale(state, start=None):
 
 def log_probabilities(z, binary):
     """Log-probabilities of scaled scores ``z``: ``log sigmoid`` of the single
-    score of two classes (shape (n,)), ``log softmax`` otherwise (shape (n, C))."""
-    if binary:
-        return np.column_stack([log_expit(-z), log_expit(z)])
-    return log_softmax(z, axis=1)
+    score of two classes (shape (n,)), ``log softmax`` otherwise (shape (n, C)).
+
+    Computed as the compiled one-row path computes the probabilities of an
+    event (``_margins.log_proba``).
+    """
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    return _log_probabilities(z.reshape(-1, 1) if binary else z)
 
 
 class _CalibrationMixin:
@@ -213,13 +188,14 @@ class _CalibrationMixin:
                 (state["cal_avg_data"], state["cal_avg_indices"], state["cal_avg_indptr"]),
                 shape=(coef.shape[1], self.n_features_in_),
             )
-        f = self._expansion(Xb, sv, coef)
-        if self._binary:
-            return yb * f[:, 0]
-        rows = np.arange(f.shape[0])
-        own = f[rows, yb].copy()
-        f[rows, yb] = -np.inf
-        return own - f.max(axis=1)
+        # The kernel values of _kernel_matrix, then the scores and margins
+        # of the compiled one-row path (summed in the order of the members).
+        with np.errstate(all="ignore"):  # overflow: non-finite scores, reported
+            K = np.ascontiguousarray(self._kernel_matrix(Xb, sv), dtype=np.float64)
+        margins = expansion_margins(K, coef, np.ascontiguousarray(yb, dtype=np.int64))
+        if margins is None:
+            raise _nonfinite_scores(Xb)
+        return margins
 
     def _model_norm(self):
         """RKHS norm of the fitted hypothesis (all classes), or None where

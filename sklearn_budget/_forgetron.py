@@ -10,8 +10,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import REMOVAL_AVERAGE
 from ._docstrings import _REMOVAL_AVERAGE_DOC, _averaged_by_default, _doc
-from ._online_fast import ForgetronRule
 from ._perceptron import KernelPerceptron
+from ._rules_perceptron import ForgetronRule
 
 # The self-tuned Forgetron keeps the sum of the removal costs Psi below
 # 15/32 of the mistakes (Dekel et al. 2005, Eq. 3 and 4).

@@ -16,7 +16,7 @@ from sklearn.utils import gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from threadpoolctl import ThreadpoolController
 
-from ._online_fast import kernel_block
+from ._dense_rows import kernel_block
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
 

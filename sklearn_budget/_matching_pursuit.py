@@ -28,6 +28,7 @@ from ._kernels import (
     _KernelStateMixin,
     resolve_gamma,
 )
+from ._transaction import Transaction
 from ._validation import _check_targets
 
 # A column whose squared distance to the span of the chosen columns is at
@@ -571,14 +572,11 @@ class KernelMatchingPursuit(
             Fitted estimator.
         """
         # A failed fit leaves the estimator as it was (validate_data has
-        # already set n_features_in_ when a later check fails).
-        saved = dict(vars(self))
-        try:
+        # already set n_features_in_ when a later check fails): the fit
+        # replaces the fitted attributes, so the record of its __dict__ is
+        # the whole undo.
+        with Transaction(self):
             return self._fit(X, y, sample_weight)
-        except BaseException:
-            vars(self).clear()
-            vars(self).update(saved)
-            raise
 
     def _fit(self, X, y, sample_weight):
         X = self._validate_X(X, reset=True)

@@ -30,8 +30,8 @@ from sklearn.base import clone
 
 from ._averaging import fold, new_pool
 from ._calibration import new_bins
+from ._dense_rows import KERNEL_CODES
 from ._kernels import Kernel
-from ._online_fast import KERNEL_CODES
 from ._stream import _shuffle_rng
 
 # The additive bins of the progressive margins (summed over the shards).

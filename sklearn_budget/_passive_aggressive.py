@@ -8,8 +8,8 @@ from numbers import Real
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import _doc
-from ._online_fast import PassiveAggressiveRule
 from ._perceptron import KernelPerceptron
+from ._rules_perceptron import PassiveAggressiveRule
 
 
 class KernelPassiveAggressive(KernelPerceptron):

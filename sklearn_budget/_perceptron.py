@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelOnlineClassifier
 from ._docstrings import _VOTE_AVERAGE_DOC, _averaged_by_default, _doc
-from ._online_fast import PerceptronRule
+from ._rules_perceptron import PerceptronRule
 
 
 class KernelPerceptron(BaseKernelOnlineClassifier):

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelOnlineClassifier
 from ._docstrings import _doc
-from ._online_fast import ProjectronRule
+from ._rules_projection import ProjectronRule
 
 # A new row whose squared residual after projection onto span(S) is at most
 # this fraction of k(x, x) is taken to lie in span(S). Rounding alone makes

@@ -9,8 +9,9 @@ from sklearn.utils._param_validation import Interval
 
 from ._base import REMOVAL_AVERAGE
 from ._docstrings import _REMOVAL_AVERAGE_DOC, _averaged_by_default, _doc
-from ._online_fast import RandomizedBudgetRule, generator_state, set_generator_state
 from ._perceptron import KernelPerceptron
+from ._random import generator_state, set_generator_state
+from ._rules_perceptron import RandomizedBudgetRule
 
 
 class RandomizedBudgetPerceptron(KernelPerceptron):
@@ -158,10 +159,3 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
         if rule.used:
             rng.randint(self.budget, size=rule.used)
         del self._rng_at_block
-
-    def _one_row_hooks(self):
-        # One-row calls: the rule draws each removal's number itself, from
-        # the generator's bit stream as randint draws it, only when a
-        # removal needs one (a RandomState on MT19937, the generator of
-        # random_state; any other takes the hooks above).
-        return "generator" if generator_state(self._rng) is not None else "python"

@@ -23,7 +23,7 @@ copies them.
 import copy
 import weakref
 
-from ._online_fast import generator_state, set_generator_state
+from ._random import generator_state, set_generator_state
 
 # What an estimator derives from its state, kept beside it rather than in its
 # ``__dict__`` (which then holds the state alone, whatever was read from it):

@@ -16,7 +16,7 @@ import pytest
 from conftest import import_or_skip
 
 import sklearn_budget
-from sklearn_budget import _base
+from sklearn_budget import _base, _one_row
 
 river = import_or_skip("river", "SKLEARN_BUDGET_REQUIRE_RIVER")
 from river import checks  # noqa: E402
@@ -27,7 +27,7 @@ import sklearn_budget.river as sbr  # noqa: E402
 
 def on_path(est):
     """Whether the compiled one-row path of ``est`` is built (its calls took it)."""
-    return type(_base._ONE_ROW.get(est)) is _base._OneRowPath
+    return type(_one_row._ONE_ROW.get(est)) is _one_row._OneRowPath
 
 
 NAMES = sbr.__all__
@@ -106,13 +106,13 @@ def test_events_give_the_model_of_one_partial_fit_call(name, kw, monkeypatch):
     params = _sklearn_params(name, **kw)
     model = getattr(sbr, name)(**params)
     played = {"n": 0}
-    original = _base._OneRowPath.play
+    original = _one_row._OneRowPath.play
 
     def play(self, *args):
         played["n"] += 1
         return original(self, *args)
 
-    monkeypatch.setattr(_base._OneRowPath, "play", play)
+    monkeypatch.setattr(_one_row._OneRowPath, "play", play)
     for x, label in zip(events, y):
         model.learn_one(x, bool(label))
     ref = getattr(sklearn_budget, name)(**params).partial_fit(X, y, classes=[False, True])

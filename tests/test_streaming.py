@@ -3,7 +3,7 @@
 A one-row ``partial_fit`` takes a lean path (cheap validation of ready
 input, an undo record of what the call can change, fitted attributes
 derived on first access), and, where it applies, the compiled one-row path
-(``_base._OneRowPath``: the engine and the rule kept between calls, the
+(``_one_row._OneRowPath``: the engine and the rule kept between calls, the
 margin recorded in compiled code): the tests below check that they change
 nothing of what the model is.
 """
@@ -17,24 +17,24 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 import sklearn_budget
-from sklearn_budget import _base
+from sklearn_budget import _base, _one_row
 
 
 def on_path(est):
     """Whether the compiled one-row path of ``est`` is built (its calls took it)."""
-    return type(_base._ONE_ROW.get(est)) is _base._OneRowPath
+    return type(_one_row._ONE_ROW.get(est)) is _one_row._OneRowPath
 
 
 def count_compiled_rounds(monkeypatch):
     """A counter of the rounds played on the compiled one-row path."""
     played = {"n": 0}
-    original = _base._OneRowPath.play
+    original = _one_row._OneRowPath.play
 
     def play(self, *args):
         played["n"] += 1
         return original(self, *args)
 
-    monkeypatch.setattr(_base._OneRowPath, "play", play)
+    monkeypatch.setattr(_one_row._OneRowPath, "play", play)
     return played
 
 
@@ -88,8 +88,11 @@ def test_one_row_calls_give_the_model_of_one_call(name, kw, monkeypatch):
     # The engine is deterministic and both take the direct path: bit for bit.
     assert fitted(rows) == fitted(one)
     np.testing.assert_array_equal(rows._state["counters"], one._state["counters"])
-    # The margins' bins are summed in the order of the calls: equal up to rounding.
-    np.testing.assert_allclose(rows.proba_scale_, one.proba_scale_, rtol=1e-10)
+    # The margins' bins are recorded round after round, whatever the calls
+    # (and the averages score a row as a block does): the same bins.
+    for key in ("cal_counts", "cal_sums", "cal_n"):
+        np.testing.assert_array_equal(rows._state[key], one._state[key], err_msg=key)
+    assert rows.proba_scale_ == one.proba_scale_
     # One-row predictions are those of the batch, row by row.
     batch = one.decision_function(X[:50])
     single = np.concatenate([rows.decision_function(X[i : i + 1]) for i in range(50)])
@@ -165,7 +168,7 @@ def test_labels_of_any_kind_take_the_lean_path():
 
 def _without_one_row_path(monkeypatch):
     """Make every stream take the lean path of _play instead of the compiled one."""
-    monkeypatch.setattr(_base.BaseKernelOnlineClassifier, "_one_row_path", lambda self: None)
+    monkeypatch.setattr(_one_row, "build_path", lambda est: None)
 
 
 def _one_row_stream(est, X, y, classes):
@@ -194,10 +197,17 @@ def test_the_compiled_path_records_the_bins_of_record_margins(name, monkeypatch)
 
 
 def test_margins_at_the_edges_of_the_bins_are_binned_as_numpy_bins_them():
-    # The compiled path computes the bin of log|margin| with the C library's
-    # log; numpy's may differ in the last bit. Margins at and next to the
-    # edges of the bins, zero, subnormal and huge: the same bins.
-    from sklearn_budget._calibration import _CAL_HALF, _CAL_LOG_RANGE, new_bins, record_margins
+    # The bins are computed in compiled code (_margins.MarginBins, for the
+    # blocks and the one-row path alike) with the C library's log; numpy's
+    # may differ in the last bit. Margins at and next to the edges of the
+    # bins, zero, subnormal and huge: the bins of the formula in numpy.
+    from sklearn_budget._calibration import (
+        _CAL_HALF,
+        _CAL_LOG_RANGE,
+        _bin_of,
+        new_bins,
+        record_margins,
+    )
 
     lo, hi = _CAL_LOG_RANGE
     edges = np.exp(lo + np.arange(_CAL_HALF + 1) * (hi - lo) / _CAL_HALF)
@@ -205,10 +215,15 @@ def test_margins_at_the_edges_of_the_bins_are_binned_as_numpy_bins_them():
         [edges, np.nextafter(edges, 0), np.nextafter(edges, np.inf), [0.0, 5e-324, 1e-300, 1e300]]
     )
     margins = np.concatenate([sizes, -sizes])
+    u = (np.log(np.maximum(np.abs(margins), 1e-300)) - lo) * (_CAL_HALF / (hi - lo))
+    u = np.minimum(np.maximum(u, 0.0), _CAL_HALF - 1).astype(np.intp)
+    np.testing.assert_array_equal(
+        _bin_of(margins), np.where(margins >= 0, _CAL_HALF + u, _CAL_HALF - 1 - u)
+    )
     est = make("Stoptron", average=False, budget=10**6)
     X, y = stream(40)
     est.partial_fit(X, y, classes=[0, 1])
-    fast = _base._ONE_ROW.get(est) or est._one_row_path()
+    fast = _one_row._ONE_ROW.get(est) or _one_row.build_path(est)
     state = est._state
     expected = new_bins(2)
     for t, m in enumerate(margins, 1):
@@ -245,7 +260,7 @@ def test_random_removals_draw_the_numbers_of_one_call(budget):
     kw = dict(average=False, budget=budget)
     one = make("RandomizedBudgetPerceptron", **kw).partial_fit(X, y, classes=[0, 1])
     rows = _one_row_stream(make("RandomizedBudgetPerceptron", **kw), X, y, [0, 1])
-    assert _base._ONE_ROW[rows].hooks == "generator"
+    assert _one_row._ONE_ROW[rows].hooks == "generator"
     assert fitted(rows) == fitted(one)
     a, b = rows._rng.get_state(), one._rng.get_state()
     np.testing.assert_array_equal(a[1], b[1])
@@ -267,7 +282,7 @@ def test_random_removals_with_another_bit_generator():
 
     one = est().partial_fit(X, y, classes=[0, 1])
     rows = _one_row_stream(est(), X, y, [0, 1])
-    assert _base._ONE_ROW[rows].hooks == "python"
+    assert _one_row._ONE_ROW[rows].hooks == "python"
     assert fitted(rows) == fitted(one)
 
 
@@ -437,8 +452,8 @@ def test_an_interrupt_in_the_fold_or_the_checkpoint_undoes_the_round(name, avera
 @pytest.mark.parametrize("name", ALL)
 def test_the_averaged_compiled_path_records_the_margins_of_the_checkpoints(name, monkeypatch):
     # Averaged: each row's recorded margin is its margin under the average
-    # of the last checkpoint, as _play records it (computed in compiled
-    # code: equal up to the order of the sums).
+    # of the last checkpoint, as _play records it: the same computation
+    # (_margins.expansion_margin), so the same bins, bit for bit.
     n_classes = 3 if name == "Projectron" else 2
     X, y = stream(300, n_classes=n_classes)
     classes = np.unique(y)
@@ -447,9 +462,16 @@ def test_the_averaged_compiled_path_records_the_margins_of_the_checkpoints(name,
     _without_one_row_path(monkeypatch)
     lean = _one_row_stream(make(name, average=True), X, y, classes)
     assert not on_path(lean)
-    for key in ("cal_counts", "cal_n", "counters", "scale", "cal_avg_t", "cal_avg_coef"):
+    for key in (
+        "cal_counts",
+        "cal_sums",
+        "cal_n",
+        "counters",
+        "scale",
+        "cal_avg_t",
+        "cal_avg_coef",
+    ):
         np.testing.assert_array_equal(fast._state[key], lean._state[key], err_msg=key)
-    np.testing.assert_allclose(fast._state["cal_sums"], lean._state["cal_sums"], rtol=1e-12)
     assert fitted(fast) == fitted(lean)
 
 

@@ -1,0 +1,137 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+"""The round loop (:class:`Engine`) and the base of the update rules (:class:`Rule`).
+
+Declared here so that the rules, in their modules by family, and the
+one-row path ``cimport`` them, as scikit-learn's SGD losses cimport their
+base. The documentation of the engine is in ``_engine.pyx``.
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from libc.math cimport INFINITY
+from libc.stdint cimport int64_t
+
+from ._dense_rows cimport dense_kernel
+
+
+cdef inline double margin_of(const double* g, int64_t y, Py_ssize_t R,
+                             Py_ssize_t* r) noexcept nogil:
+    """``y g`` (two classes: ``R = 1``) or ``g_y - max_{c != y} g_c`` with its argmax ``r``."""
+    cdef Py_ssize_t c
+    cdef double best = -INFINITY
+    if R == 1:
+        return y * g[0]
+    r[0] = -1
+    for c in range(R):
+        if c != y and (r[0] < 0 or g[c] > best):
+            best = g[c]
+            r[0] = c
+    return g[y] - best
+
+
+cdef class Rule
+
+
+cdef class Engine:
+    # Configuration
+    cdef Py_ssize_t R          # coefficient rows: 1 with two classes
+    cdef bint binary, average, keep_gram, dense, removes
+    cdef double dsq            # squared norm of a unit update direction
+    cdef int kind
+    cdef double gamma, degree, coef0
+    cdef Py_ssize_t d
+
+    # Counters (written back by ``store_counters``)
+    cdef public Py_ssize_t n
+    cdef public int64_t t, n_mistakes, n_updates
+    cdef bint updated
+    # Row of the block whose scores were not finite (-1: none)
+    cdef public Py_ssize_t bad_row
+
+    # Members, in position order
+    cdef double[:, ::1] alpha  # (cap, R)
+    cdef double[:, ::1] acc    # (cap, R): running sums of the average
+    cdef double[:, ::1] gram   # (cap, cap)
+    cdef double[:, ::1] Xs     # (cap, d): rows of the members (dense streams)
+    cdef int64_t[::1] idx, born, cols
+    cdef double[::1] kdiag, stamp
+    # Global scale of the coefficients, and the averaging clock: the sum of
+    # the scales of the rounds played (the round count while the scale is 1)
+    cdef public double wscale, clock
+    cdef double[::1] scale_state
+
+    # The block being played
+    cdef bint direct
+    cdef const double[:, ::1] Kc   # blocked: K(block, [members at start; block])
+    cdef const double[:, ::1] Xb   # dense rows of the block
+    cdef const double[::1] diag, w
+    cdef const int64_t[::1] yb, index
+    cdef Py_ssize_t j, m0
+
+    # The round: kernel row with the members (kept in step with every
+    # addition and removal), scores, best other class, unit direction
+    cdef double[::1] k, f, v
+    cdef Py_ssize_t r
+
+    # Margin of each round of the block (the progressive margins)
+    cdef double[::1] mout
+
+    # Members removed during this call (for the exact average)
+    cdef public Py_ssize_t n_ret
+    cdef int64_t[::1] ret_idx, ret_col
+    cdef double[:, ::1] ret_acc, ret_X
+
+    # Undo record of a one-row call (see _one_row_fast.OneRow): the state
+    # arrays that a round may change are copied just before the first
+    # change, so that a round without an update copies nothing.
+    cdef bint ckpt_armed, ckpt_taken
+    cdef list ckpt_arrays           # (source, copy) pairs, kept alive here
+    cdef Py_ssize_t n_ckpt
+    cdef char* ckpt_src[64]
+    cdef char* ckpt_dst[64]
+    cdef Py_ssize_t ckpt_len[64]
+
+    cdef void reserve_retired(self, Py_ssize_t m)
+    cdef void _play(self, Rule rule, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+    cdef void checkpoint(self) noexcept nogil
+    cdef void kernel_row(self) noexcept nogil
+    cdef void scores(self) noexcept nogil
+    cdef bint finite_scores(self) noexcept nogil
+    cdef double margin(self, int64_t y) noexcept nogil
+    cdef void direction(self, int64_t y) noexcept nogil
+    cdef void sync_all(self) noexcept nogil
+    cdef Py_ssize_t add_member(self, const double* coef, double scale) noexcept nogil
+    cdef void retire(self, Py_ssize_t pos) noexcept nogil
+    cdef void replace_member(self, Py_ssize_t pos, const double* x, const double* coef,
+                             double kxx) noexcept nogil
+    cdef void remove_member(self, Py_ssize_t pos) noexcept nogil
+    cdef void add_rank_one(self, const double* u, const double* dvec) noexcept nogil
+    cdef void scale(self, double phi) noexcept nogil
+    cdef void zero_member(self, Py_ssize_t i) noexcept nogil
+    cdef Py_ssize_t oldest(self) noexcept nogil
+    cdef double tie_tol(self, double rtol) noexcept nogil
+
+    cdef inline double kernel(self, const double* x, const double* z) noexcept nogil:
+        return dense_kernel(self.kind, x, z, self.d, self.gamma, self.degree, self.coef0)
+
+    cdef inline void sync(self, Py_ssize_t i) noexcept nogil:
+        """Bring the running sum of member ``i`` up to the current round."""
+        cdef Py_ssize_t c
+        cdef double dt = self.clock - self.stamp[i]
+        if dt != 0.0:
+            for c in range(self.R):
+                self.acc[i, c] += self.alpha[i, c] * dt
+            self.stamp[i] = self.clock
+
+
+cdef class Rule:
+    # Whether ``on_round`` changes state arrays (then a one-row call's undo
+    # record is taken before it, not only before an update).
+    cdef bint round_changes_state
+
+    cdef double threshold(self, Engine e) noexcept nogil
+    cdef void on_round(self, Engine e, int64_t y) noexcept nogil
+    cdef void update(self, Engine e, int64_t y, double margin, double kxx,
+                     double weight) noexcept nogil

@@ -1,0 +1,27 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+"""The progressive margins and the probabilities made of them (``_margins.pyx``)."""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from libc.stdint cimport int64_t
+
+
+cdef class MarginBins:
+    cdef readonly Py_ssize_t half
+    cdef Py_ssize_t n_bins
+    cdef double lo, factor, max_weight, max_margin
+
+    cdef Py_ssize_t flat_bin(self, double margin, Py_ssize_t cls) noexcept nogil
+    cdef void add_at(self, double* counts, double* sums, double* totals, Py_ssize_t flat,
+                     Py_ssize_t cls, double margin, double w, double t) noexcept nogil
+
+
+cpdef int64_t next_checkpoint(int64_t t) noexcept nogil
+
+cdef bint expansion_scores(const double[:, ::1] coef, const double* k,
+                           double* f) noexcept nogil
+cdef double expansion_margin(const double[:, ::1] coef, const double* k, int64_t y,
+                             double* f) noexcept nogil
+cdef void log_proba(const double* z, Py_ssize_t R, double* out) noexcept nogil

@@ -1,0 +1,363 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+"""The progressive margins and the probabilities made of them.
+
+One compiled implementation of each step, for every path of the rounds
+(the blocks of ``_base._play``, the one-row path of ``_one_row.py``), so
+that a stream records the same bins whatever calls it is split into:
+
+- :class:`MarginBins`: the bin of a margin and the recording of a round's
+  margin into the bins (``_calibration.record_margins`` documents them);
+- :func:`expansion_margins`: the margins of rows under a kernel expansion
+  (the averaged hypothesis of the last checkpoint), summed in the order of
+  its members;
+- :func:`fit_temperature`: the scale of the probabilities fitted to the
+  bins;
+- :func:`log_probabilities`: the probabilities of scaled scores, the
+  sigmoid of two classes and the softmax of several.
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, isnan, log, log1p
+from libc.stdint cimport int64_t
+
+import numpy as np
+
+from ._engine cimport margin_of
+
+
+# ----------------------------------------------------------------------
+# The bins of the margins
+# ----------------------------------------------------------------------
+cdef class MarginBins:
+    """The layout of the bins of the progressive margins, and their recorder.
+
+    ``2 * half`` bins per class, uniform in ``log|margin|`` over
+    ``[exp(lo), exp(hi)]`` for each sign (narrower and wider margins share
+    the end bins); a round adds its weight times its round number, and that
+    times its margin, to its bin, and its weight to its class's total.
+    Weights above ``max_weight`` count as ``max_weight``, margins beyond
+    ``max_margin`` as ``max_margin``, so that no finite input overflows.
+
+    Parameters
+    ----------
+    half : int
+        Bins of each sign.
+    lo, hi : float
+        Logarithms of the smallest and largest margin sizes told apart.
+    max_weight, max_margin : float
+        The clipping bounds of the weights and of the margins.
+    """
+
+    def __init__(self, Py_ssize_t half, double lo, double hi, double max_weight,
+                 double max_margin):
+        self.half = half
+        self.n_bins = 2 * half
+        self.lo = lo
+        self.factor = half / (hi - lo)
+        self.max_weight = max_weight
+        self.max_margin = max_margin
+
+    cdef Py_ssize_t flat_bin(self, double margin, Py_ssize_t cls) noexcept nogil:
+        """Index of the bin of ``margin`` in the flattened bins of class ``cls``.
+
+        Margins below 1e-300 (zero included) fall in the first bin, as any
+        below ``exp(lo)`` does: flooring them avoids log(0).
+        """
+        cdef double size = fabs(margin), u
+        cdef Py_ssize_t b
+        if size < 1e-300:
+            size = 1e-300
+        u = (log(size) - self.lo) * self.factor
+        if u < 0.0:
+            u = 0.0
+        if u > self.half - 1.0:
+            u = self.half - 1.0
+        b = <Py_ssize_t>u
+        b = self.half + b if margin >= 0.0 else self.half - 1 - b
+        return cls * self.n_bins + b
+
+    cdef void add_at(self, double* counts, double* sums, double* totals, Py_ssize_t flat,
+                     Py_ssize_t cls, double margin, double w, double t) noexcept nogil:
+        """Record round ``t`` of class ``cls``, weight ``w`` and margin
+        ``margin`` in its bin ``flat`` (of :meth:`flat_bin`)."""
+        cdef double wt
+        if w > self.max_weight:
+            w = self.max_weight
+        if margin > self.max_margin:
+            margin = self.max_margin
+        elif margin < -self.max_margin:
+            margin = -self.max_margin
+        wt = w * t
+        counts[flat] += wt
+        sums[flat] += wt * margin
+        totals[cls] += w
+
+    def record(self, double[:, ::1] counts, double[:, ::1] sums, double[::1] totals,
+               const double[::1] margins, const int64_t[::1] cls, const double[::1] w,
+               const double[::1] rounds):
+        """Add the rounds, in order, to the bins ``counts`` and ``sums`` (one row
+        per class) and to the totals of the classes ``totals``.
+
+        Each bin is summed round after round, so that the bins of a stream
+        are the same, to the last bit, for any split of it into calls.
+        """
+        cdef Py_ssize_t i, c, n = margins.shape[0], n_classes = totals.shape[0]
+        if (
+            counts.shape[0] != n_classes or sums.shape[0] != n_classes
+            or counts.shape[1] != self.n_bins or sums.shape[1] != self.n_bins
+            or cls.shape[0] != n or w.shape[0] != n or rounds.shape[0] != n
+        ):
+            raise ValueError("The bins, the classes and the rounds do not agree in shape.")
+        for i in range(n):
+            if not 0 <= cls[i] < n_classes:
+                raise ValueError(f"Class index {cls[i]} is not below {n_classes}.")
+        with nogil:
+            for i in range(n):
+                c = cls[i]
+                self.add_at(&counts[0, 0], &sums[0, 0], &totals[0],
+                            self.flat_bin(margins[i], c), c, margins[i], w[i], rounds[i])
+
+    def bins_of(self, const double[::1] margins):
+        """The bin of each margin (within its class's row of bins)."""
+        cdef Py_ssize_t i
+        out = np.empty(margins.shape[0], dtype=np.intp)
+        cdef Py_ssize_t[::1] bins = out
+        with nogil:
+            for i in range(margins.shape[0]):
+                bins[i] = self.flat_bin(margins[i], 0)
+        return out
+
+
+cpdef int64_t next_checkpoint(int64_t t) noexcept nogil:
+    """The first checkpoint of the round counter after round ``t``.
+
+    The averaged hypothesis is taken at every checkpoint, and the rounds
+    that follow are scored with it (out of sample: it averages the
+    hypotheses of earlier rounds only). The checkpoints are every round up
+    to 16, then ``t / 16`` to ``t / 8`` rounds apart (multiples of
+    ``2^(floor(log2 t) - 3)``): so few that taking the average costs a
+    vanishing share of the stream (about ``8 log2 T`` of them), and close
+    enough that the average scoring a round has seen at least 8/9 of its
+    rounds. A function of ``t`` alone, so the same for any split of the
+    stream into calls.
+    """
+    cdef int64_t step = 1, u = t
+    cdef int bits = 0
+    while u > 0:
+        bits += 1
+        u >>= 1
+    if bits > 4:
+        step = (<int64_t>1) << (bits - 4)
+    return (t // step + 1) * step
+
+
+# ----------------------------------------------------------------------
+# Margins under a kernel expansion
+# ----------------------------------------------------------------------
+cdef bint expansion_scores(const double[:, ::1] coef, const double* k,
+                           double* f) noexcept nogil:
+    """``f[c] = sum_i coef[c, i] k[i]``, summed in the order of the members
+    (``k``: the kernel values of a row with them); False if one is not finite."""
+    cdef Py_ssize_t c, i, m = coef.shape[1]
+    cdef double s
+    for c in range(coef.shape[0]):
+        s = 0.0
+        for i in range(m):
+            s += coef[c, i] * k[i]
+        if not isfinite(s):
+            return False
+        f[c] = s
+    return True
+
+
+cdef double expansion_margin(const double[:, ::1] coef, const double* k, int64_t y,
+                             double* f) noexcept nogil:
+    """The margin of label ``y`` (coded as for the rounds) under the scores of
+    :func:`expansion_scores` (left in ``f``); NaN if a score is not finite."""
+    cdef Py_ssize_t r
+    if not expansion_scores(coef, k, f):
+        return NAN
+    return margin_of(f, y, coef.shape[0], &r)
+
+
+def expansion_margins(const double[:, ::1] K, const double[:, ::1] coef,
+                      const int64_t[::1] y):
+    """Margins of rows under the expansion ``sum_i coef[:, i] k(sv_i, .)``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_rows, n_members)
+        The kernel values of the rows with the members ``sv``.
+    coef : ndarray of shape (n_rows_of_coef, n_members)
+        The coefficients: one row for two classes, one per class otherwise.
+    y : ndarray of shape (n_rows,)
+        The labels, -1/+1 or class indices.
+
+    Returns
+    -------
+    margins : ndarray of shape (n_rows,) or None
+        None if a score is not finite.
+    """
+    cdef Py_ssize_t i, n = K.shape[0]
+    cdef bint finite = True
+    out = np.zeros(n)
+    if coef.shape[1] == 0:
+        return out
+    cdef double[::1] margins = out
+    cdef double[::1] f = np.empty(coef.shape[0])
+    with nogil:
+        for i in range(n):
+            margins[i] = expansion_margin(coef, &K[i, 0], y[i], &f[0])
+            if isnan(margins[i]):
+                finite = False
+                break
+    return out if finite else None
+
+
+# ----------------------------------------------------------------------
+# The probabilities of scaled scores
+# ----------------------------------------------------------------------
+cdef inline double _log_expit(double x) noexcept nogil:
+    """``log(1 / (1 + exp(-x)))`` without overflow (scipy's ``log_expit``)."""
+    if x < 0.0:
+        return x - log1p(exp(x))
+    return -log1p(exp(-x))
+
+
+cdef void log_proba(const double* z, Py_ssize_t R, double* out) noexcept nogil:
+    """Log-probabilities of the scaled scores ``z``: ``log sigmoid(-z), log
+    sigmoid(z)`` of the single score of two classes (``R = 1``, two values
+    out), else the log-softmax of the ``R`` scores."""
+    cdef Py_ssize_t c
+    cdef double top = -INFINITY, total = 0.0
+    if R == 1:
+        out[0] = _log_expit(-z[0])
+        out[1] = _log_expit(z[0])
+        return
+    for c in range(R):
+        if z[c] > top:
+            top = z[c]
+    if not isfinite(top):
+        top = 0.0
+    for c in range(R):
+        out[c] = z[c] - top
+        total += exp(out[c])
+    total = log(total)
+    for c in range(R):
+        out[c] -= total
+
+
+def log_probabilities(const double[:, ::1] z):
+    """Log-probabilities of scaled scores ``z``, shape (n, 1) for two classes
+    (``log sigmoid`` of the score and of its opposite: shape (n, 2) out) or
+    (n, n_classes) (``log softmax``, the same shape out)."""
+    cdef Py_ssize_t i, n = z.shape[0], R = z.shape[1]
+    out = np.empty((n, 2 if R == 1 else R))
+    cdef double[:, ::1] lp = out
+    if n == 0:
+        return out
+    with nogil:
+        for i in range(n):
+            log_proba(&z[i, 0], R, &lp[i, 0])
+    return out
+
+
+# ----------------------------------------------------------------------
+# The scale of the probabilities (_calibration._fit_temperature): refitted
+# whenever the bins change, so after every event of a stream that predicts
+# between its updates; the loops over the bins in use cost a few
+# microseconds, where NumPy's calls cost a hundred.
+# ----------------------------------------------------------------------
+cdef inline double _expit(double x) noexcept nogil:
+    if x >= 0.0:
+        return 1.0 / (1.0 + exp(-x))
+    cdef double e = exp(x)
+    return e / (1.0 + e)
+
+
+cdef void _slope(double a, const double* n, const double* t, const double* m,
+                 Py_ssize_t k, double offset, double* g, double* h) noexcept nogil:
+    """Derivative of the concave log-likelihood at ``a`` (``g``), and its own (``-h``)."""
+    cdef Py_ssize_t i
+    cdef double p, gs = 0.0, hs = 0.0
+    for i in range(k):
+        p = _expit(a * m[i] - offset)
+        gs += n[i] * (t[i] - p) * m[i]
+        hs += n[i] * p * (1.0 - p) * m[i] * m[i]
+    g[0] = gs
+    h[0] = hs
+
+
+def fit_temperature(const double[:, ::1] counts, const double[:, ::1] sums,
+                    const double[::1] n_c, double start, double min_scale):
+    """Maximum-likelihood scale of the bins; ``start <= 0`` or NaN: no warm start.
+
+    The steps of :func:`sklearn_budget._calibration._fit_temperature`, which
+    documents the model: the bracket of the root of the slope (from
+    ``1 / max |m|``, or by steps of 1.25 from ``start``), then Newton's steps
+    kept inside it.
+    """
+    cdef Py_ssize_t C = counts.shape[0], B = counts.shape[1], c, b, k = 0, it
+    cdef double offset = log(<double>(C - 1 if C > 2 else 1))
+    cdef double[::1] n = np.empty(C * B), t = np.empty(C * B), m = np.empty(C * B)
+    cdef double target, mmax = 0.0, g, h, lo, hi, a, a_new, step
+    cdef bint any_m = False, warm
+    for c in range(C):
+        target = (n_c[c] + 1.0) / (n_c[c] + 2.0)
+        for b in range(B):
+            if counts[c, b] > 0.0:
+                n[k] = counts[c, b]
+                t[k] = target
+                m[k] = sums[c, b] / counts[c, b]
+                if m[k] != 0.0:
+                    any_m = True
+                if fabs(m[k]) > mmax:
+                    mmax = fabs(m[k])
+                k += 1
+    if k == 0 or not any_m:
+        return min_scale
+    _slope(0.0, &n[0], &t[0], &m[0], k, offset, &g, &h)
+    if g <= 0.0:
+        # No evidence in the margins: near-uniform probabilities, still
+        # ordered as the scores.
+        return min_scale / mmax
+    lo, hi = 0.0, 1.0 / mmax
+    warm = isfinite(start) and start > 0.0
+    if warm:
+        _slope(start, &n[0], &t[0], &m[0], k, offset, &g, &h)
+        if g > 0.0:
+            lo, hi = start, 1.25 * start
+            _slope(hi, &n[0], &t[0], &m[0], k, offset, &g, &h)
+            if g > 0.0:
+                warm = False
+            while g > 0.0 and hi < 1e300:
+                lo, hi = hi, 1.25 * hi
+                _slope(hi, &n[0], &t[0], &m[0], k, offset, &g, &h)
+        else:
+            lo, hi = 0.8 * start, start
+            _slope(lo, &n[0], &t[0], &m[0], k, offset, &g, &h)
+            while g <= 0.0 and lo > 1e-300:
+                lo, hi = 0.8 * lo, lo
+                _slope(lo, &n[0], &t[0], &m[0], k, offset, &g, &h)
+            if not lo > 1e-300:
+                lo = 0.0
+    _slope(hi, &n[0], &t[0], &m[0], k, offset, &g, &h)
+    while g > 0.0 and hi < 1e300:
+        lo, hi = hi, 2.0 * hi
+        _slope(hi, &n[0], &t[0], &m[0], k, offset, &g, &h)
+    a = start if warm and lo <= start <= hi else 0.5 * (lo + hi)
+    for it in range(200):
+        _slope(a, &n[0], &t[0], &m[0], k, offset, &g, &h)
+        if g > 0.0:
+            lo = a
+        else:
+            hi = a
+        step = a + g / h if h > 0.0 else NAN
+        a_new = step if lo < step < hi else 0.5 * (lo + hi)
+        if fabs(a_new - a) <= 1e-12 * a_new or lo == hi:
+            return a_new
+        a = a_new
+    return a

@@ -1,0 +1,391 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False, nonecheck=False
+"""One round at a time: the compiled part of the one-row path (``_one_row.py``).
+
+A one-row call is a block of one row played by the engine of the blocks
+(``_engine.pyx``), with the recorder and the margins of the blocks
+(``_margins.pyx``); :class:`OneRow` only keeps, between the calls of a
+stream, what a call of many rows builds once per call.
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from libc.math cimport exp, isfinite
+from libc.stdint cimport int64_t
+from libc.string cimport memcpy
+
+import numpy as np
+
+from ._dense_rows cimport dense_kernel_row, load_event, load_row
+from ._engine cimport Engine, Rule
+from ._margins cimport (
+    MarginBins,
+    expansion_margin,
+    expansion_scores,
+    log_proba,
+    next_checkpoint,
+)
+
+
+cdef class OneRow:
+    """The Engine and Rule of a dense stream, kept for its one-row calls.
+
+    A one-row call would otherwise pay, per row, for what a call of many
+    rows pays once: building the engine and the rule, binding them to the
+    state arrays, copying every array for the undo record, and numpy calls
+    to record the margin. Here they are bound once, to a row buffer of the
+    direct kernel path, and each call writes the row, plays its round
+    (:meth:`Engine._play` on a block of one row) and records its margin
+    (``MarginBins``, the recorder of the blocks), all in compiled code.
+
+    The object is valid while the state arrays it is bound to are the
+    same objects (:meth:`binds`): a regrowth or an undo replaces them, and
+    the Python side then builds another. The parameters of the rule are
+    fixed at construction (the Python side rebuilds on any change). It is
+    never pickled: it is derived from the state.
+
+    ``undo_names``: the state arrays a round may change, copied into the
+    undo record just before the round's first change (none if the round
+    changes nothing); :meth:`undo` puts back everything of the last
+    :meth:`play`, the margin's bin and the counters included.
+
+    ``averaged``: the margin recorded is the row's margin under the
+    averaged hypothesis of the last checkpoint (``cal_avg_*``, by
+    ``_margins.expansion_margin``, as the blocks compute it), not the online
+    one. The Python side folds the members that left (``engine.retired()``)
+    and takes the checkpoints (``checkpoint_due``), which replace state
+    arrays that only Python changes: :meth:`rebind` then follows them.
+
+    ``max_direct``: the most members for which the engine takes the direct
+    kernel path on a block of one row; ``avg_max_direct``: the most members
+    of the average for which the blocks compute a row's kernel values with
+    it by the compiled kernel (``_base._kernel_matrix``); beyond either,
+    :meth:`fits` hands the row to the blocks.
+    """
+
+    cdef public Engine engine
+    cdef public Rule rule
+    cdef dict state
+    cdef list names, arrays, copies
+    cdef double[:, ::1] xb
+    cdef double[::1] wb, db
+    cdef int64_t[::1] yb, ib
+    cdef int64_t[::1] counters
+    cdef double[::1] scale
+    cdef MarginBins bins
+    cdef double[::1] cal_counts, cal_sums, cal_n
+    cdef Py_ssize_t limit, max_direct, avg_max_direct
+    # The averaged hypothesis of the last checkpoint (averaged models)
+    cdef public bint averaged
+    cdef int64_t[::1] cal_avg_t
+    cdef const double[:, ::1] avg_coef   # (R, m)
+    cdef const double[:, ::1] avg_sv     # (m, d)
+    cdef double[::1] avg_k, avg_f
+    # Log-probabilities of the last scores (proba_of_scores)
+    cdef double[::1] log_p
+    #: Whether the round played is a checkpoint (averaged models).
+    cdef public bint checkpoint_due
+    # Undo record of the last play
+    cdef public bint active
+    cdef int64_t old_counters[4]
+    cdef double old_scale[2]
+    cdef bint recorded
+    cdef Py_ssize_t bin_at, cls_at
+    cdef double old_count, old_sum, old_n
+    #: Margin of the last round played.
+    cdef public double margin
+
+    def __init__(self, Engine engine, Rule rule, dict state, list undo_names,
+                 Py_ssize_t limit, Py_ssize_t max_direct, Py_ssize_t avg_max_direct,
+                 MarginBins bins, bint averaged=False):
+        cdef Py_ssize_t i
+        self.engine = engine
+        self.rule = rule
+        self.state = state
+        self.averaged = averaged
+        self.limit = limit
+        self.max_direct = max_direct
+        self.avg_max_direct = avg_max_direct
+        self.bins = bins
+        self.log_p = np.zeros(max(2, engine.R))
+        self.xb = np.zeros((1, engine.d))
+        self.wb = np.zeros(1)
+        self.db = np.zeros(1)
+        self.yb = np.zeros(1, dtype=np.int64)
+        self.ib = np.zeros(1, dtype=np.int64)
+        self.counters = state["counters"]
+        self.scale = state["scale"]
+        self.rebind()
+        engine.bind(state)
+        rule.bind(state)
+        engine.set_block(self.yb, self.wb, self.db, self.ib, Kc=None, Xb=self.xb)
+        # A round removes at most every member and the row (and replaces one).
+        engine.reserve_retired(engine.alpha.shape[0] + 2)
+        if len(undo_names) > 64:
+            raise ValueError("Too many state arrays for the undo record.")
+        self.copies = []
+        for i, name in enumerate(undo_names):
+            src = state[name]
+            if not src.flags.c_contiguous:
+                raise ValueError(f"State array {name!r} is not contiguous.")
+            dst = np.empty_like(src)
+            self.copies.append((src, dst))
+            engine.ckpt_src[i] = <char*><size_t>src.ctypes.data
+            engine.ckpt_dst[i] = <char*><size_t>dst.ctypes.data
+            engine.ckpt_len[i] = src.nbytes
+        engine.n_ckpt = len(undo_names)
+        engine.ckpt_arrays = self.copies
+        self.active = False
+
+    def rebind(self):
+        """Follow the arrays of the state that only Python changes (the bins,
+        the average of the last checkpoint, the pool), replaced after a round."""
+        state = self.state
+        self.names = list(state)
+        self.arrays = [state[name] for name in self.names]
+        self.cal_counts = state["cal_counts"].reshape(-1)
+        self.cal_sums = state["cal_sums"].reshape(-1)
+        self.cal_n = state["cal_n"]
+        if self.averaged:
+            self.cal_avg_t = state["cal_avg_t"]
+            self.avg_coef = state["cal_avg_coef"]
+            self.avg_sv = state["cal_avg_sv"]
+            m = self.avg_coef.shape[1]
+            if self.avg_k is None or self.avg_k.shape[0] < m:
+                self.avg_k = np.zeros(max(m, 1))
+            self.avg_f = np.zeros(self.engine.R)
+
+    def binds(self, dict state):
+        """Whether ``state`` holds exactly the arrays this object is bound to."""
+        cdef Py_ssize_t i
+        if state is not self.state or len(state) != len(self.names):
+            return False
+        for i in range(len(self.names)):
+            if state.get(self.names[i]) is not self.arrays[i]:
+                return False
+        return True
+
+    def fits(self):
+        """Whether the next round needs neither more room nor the blocked path."""
+        cdef Py_ssize_t n = self.counters[0], need = n + 1
+        if self.limit >= 0 and need > self.limit:
+            need = self.limit
+        if self.averaged and (
+            next_checkpoint(self.cal_avg_t[0]) <= self.counters[1]
+            or self.avg_coef.shape[1] > self.avg_max_direct
+        ):
+            # Checkpoints passed by rounds not recorded, which _play takes,
+            # or an average whose kernel values the blocks take from BLAS.
+            return False
+        return need <= self.engine.alpha.shape[0] and n <= self.max_direct
+
+    def load(self, const double[:, :] X):
+        """Copy the one row of ``X``; False if it is not finite (nothing is played)."""
+        return load_row(self.xb, X)
+
+    def load_dict(self, dict x, dict index):
+        """Copy the features of ``x`` into the row at the columns ``index``
+        names (0 where missing, keys not in ``index`` ignored); False if a
+        value is not finite. Raises (TypeError...) on a value that is not a
+        number, which the caller hands to the full conversion."""
+        return load_event(self.xb, x, index)
+
+    @property
+    def row(self):
+        """The row buffer, shape (1, n_features) (read by the kernel's ``diag``)."""
+        return np.asarray(self.xb)
+
+    cdef void sync(self) noexcept:
+        """The engine's counters from the state (other calls may have played)."""
+        cdef Engine e = self.engine
+        e.n = self.counters[0]
+        e.t = self.counters[1]
+        e.n_mistakes = self.counters[2]
+        e.n_updates = self.counters[3]
+        e.wscale = self.scale[0]
+        e.clock = self.scale[1]
+
+    def begin(self, bint eager):
+        """Start the undo record of a call: :meth:`undo` puts back what
+        follows. ``eager``: copy the state arrays now (the caller changes
+        them before :meth:`play`), not just before the round's first change.
+        """
+        cdef Engine e = self.engine
+        cdef Py_ssize_t i
+        self.active = True
+        self.recorded = False
+        for i in range(4):
+            self.old_counters[i] = self.counters[i]
+        self.old_scale[0] = self.scale[0]
+        self.old_scale[1] = self.scale[1]
+        e.ckpt_taken = False
+        e.ckpt_armed = e.n_ckpt > 0
+        if eager and e.ckpt_armed:
+            e.checkpoint()
+
+    def play(self, int64_t y, double w, double kxx, int64_t index, bint record):
+        """Play the loaded row as the next round of the stream (after :meth:`begin`).
+
+        ``y``: -1/+1 or the class index; ``w`` its weight (positive);
+        ``kxx``: ``k(x, x)``; ``index``: its number in the stream.
+        ``record``: add its margin to the bins of the probabilities (as
+        ``_calibration.record_margins``). Returns 0, or 2 if the scores were
+        not finite (nothing changed), 3 if the coefficients are not finite
+        after the update, 4 if the scores under the average of the last
+        checkpoint are not (for both, call :meth:`undo`).
+        """
+        cdef Engine e = self.engine
+        cdef Py_ssize_t i, c, R = e.R, flat, cls
+        cdef double margin
+        if not self.active:
+            raise RuntimeError("play without begin")
+        self.sync()
+        self.yb[0] = y
+        self.wb[0] = w
+        self.db[0] = kxx
+        self.ib[0] = index
+        e.bad_row = -1
+        e.n_ret = 0
+        with nogil:
+            e._play(self.rule, 0, 1)
+        e.ckpt_armed = False
+        if e.bad_row >= 0:
+            return 2
+        if e.ckpt_taken:
+            # The coefficients in their true units: a finite stored value
+            # times a global scale above 1 may still overflow.
+            for i in range(e.n):
+                for c in range(R):
+                    if not isfinite(e.alpha[i, c] * e.wscale):
+                        return 3
+        self.counters[0] = e.n
+        self.counters[1] = e.t
+        self.counters[2] = e.n_mistakes
+        self.counters[3] = e.n_updates
+        self.scale[0] = e.wscale
+        self.scale[1] = e.clock
+        margin = e.mout[0]
+        if self.averaged:
+            margin = self.average_margin(y)
+            if not isfinite(margin):
+                return 4
+            self.checkpoint_due = e.t == next_checkpoint(e.t - 1)
+        self.margin = margin
+        if record:
+            # As record_margins records the round (the undo record keeps
+            # what it changes: one bin and the total of the class).
+            cls = (y > 0) if R == 1 else y
+            flat = self.bins.flat_bin(margin, cls)
+            self.bin_at = flat
+            self.cls_at = cls
+            self.old_count = self.cal_counts[flat]
+            self.old_sum = self.cal_sums[flat]
+            self.old_n = self.cal_n[cls]
+            self.bins.add_at(&self.cal_counts[0], &self.cal_sums[0], &self.cal_n[0], flat, cls,
+                             margin, w, <double>e.t)
+            self.recorded = True
+        return 0
+
+    cdef double average_margin(self, int64_t y) noexcept:
+        """Margin of the loaded row under the average of the last checkpoint
+        (0 before the first; NaN if a score is not finite): its kernel row as
+        ``_dense_rows.kernel_block`` gives it, then the margin of the blocks."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t m = self.avg_coef.shape[1]
+        if m == 0:
+            return 0.0
+        dense_kernel_row(e.kind, &self.xb[0, 0], &self.avg_sv[0, 0], m, e.d,
+                         e.gamma, e.degree, e.coef0, &self.avg_k[0])
+        return expansion_margin(self.avg_coef, &self.avg_k[0], y, &self.avg_f[0])
+
+    def undo(self):
+        """Put back everything the last :meth:`play` changed (nothing if none is active)."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t i
+        if not self.active:
+            return
+        if e.ckpt_taken:
+            for i in range(e.n_ckpt):
+                memcpy(e.ckpt_src[i], e.ckpt_dst[i], e.ckpt_len[i])
+            e.ckpt_taken = False
+        for i in range(4):
+            self.counters[i] = self.old_counters[i]
+        self.scale[0] = self.old_scale[0]
+        self.scale[1] = self.old_scale[1]
+        if self.recorded:
+            self.cal_counts[self.bin_at] = self.old_count
+            self.cal_sums[self.bin_at] = self.old_sum
+            self.cal_n[self.cls_at] = self.old_n
+            self.recorded = False
+        self.active = False
+
+    @property
+    def rounds(self):
+        """Rounds of the stream played (the state's count)."""
+        return self.counters[1]
+
+    def expansion_dict(self, dict x, dict index, const double[:, ::1] sv,
+                       const double[:, ::1] coef):
+        """Scores of the event ``x`` under the expansion ``coef @ k(sv, x)``
+        (the published average of an averaged model: ``support_vectors_``,
+        ``dual_coef_``), with the kernel of the stream computed as the
+        rounds compute it. As :meth:`score_dict`: a float for two classes,
+        else a list; None if a value or a score is not finite."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t c, m = sv.shape[0]
+        cdef double[::1] k
+        cdef const double* kp = NULL
+        if not self.load_dict(x, index):
+            return None
+        if m > 0:
+            k = np.empty(m)
+            dense_kernel_row(e.kind, &self.xb[0, 0], &sv[0, 0], m, e.d,
+                             e.gamma, e.degree, e.coef0, &k[0])
+            kp = &k[0]
+        if not expansion_scores(coef, kp, &e.f[0]):
+            return None
+        if e.R == 1:
+            return e.f[0]
+        return [e.f[c] for c in range(e.R)]
+
+    def proba_of_scores(self, double scale):
+        """The probabilities of the scores just computed (by :meth:`score_dict`
+        or :meth:`expansion_dict`) with the probability scale ``scale``, as
+        ``predict_proba`` computes them (``_margins.log_proba``), as a list."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t c
+        for c in range(e.R):
+            e.v[c] = scale * e.f[c]
+        log_proba(&e.v[0], e.R, &self.log_p[0])
+        return [exp(self.log_p[c]) for c in range(2 if e.R == 1 else e.R)]
+
+    def score_dict(self, dict x, dict index):
+        """Scores of the event ``x`` (loaded as :meth:`load_dict` loads it)
+        under the current hypothesis, in the engine's arithmetic: the scores
+        its next round would compute. A float for two classes, else a list;
+        None if a value or a score is not finite."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t c
+        if not self.load_dict(x, index):
+            return None
+        self.sync()
+        e.j = 0
+        e.kernel_row()
+        e.scores()
+        if not e.finite_scores():
+            return None
+        if e.R == 1:
+            return e.f[0]
+        return [e.f[c] for c in range(e.R)]
+
+
+def same_objects(tuple a, tuple b):
+    """Whether ``a`` and ``b`` hold the same objects, position by position."""
+    cdef Py_ssize_t i
+    if len(a) != len(b):
+        return False
+    for i in range(len(a)):
+        if a[i] is not b[i]:
+            return False
+    return True
