@@ -28,9 +28,9 @@ from contextlib import nullcontext
 import numpy as np
 import scipy.sparse as sp
 
-from ._margins import next_checkpoint
 from ._engine import Engine
 from ._kernels import single_blas_thread
+from ._margins import next_checkpoint
 
 # Rows per block: the unit of kernel work of the blocked path, and of the
 # calls into the compiled loop (an interrupt is seen between blocks).
