@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _budget_references import Member, ReferenceOnline
+from _instances import has
 from conftest import import_or_skip
 from sklearn.datasets import make_moons
 from sklearn.metrics.pairwise import pairwise_kernels
@@ -87,6 +88,14 @@ def assert_same(est, ref, average=False):
 def test_the_rule_is_compiled_against_the_engine(compiled_rule):
     assert issubclass(compiled_rule.FIFORule, Rule)
     assert type(FIFOBudgetPerceptron(3)._make_rule()) is compiled_rule.FIFORule
+
+
+def test_the_test_registry_would_pick_it_by_its_traits():
+    # In sklearn_budget.__all__, the loops of tests/_instances.py would
+    # take it wherever these traits are asked for.
+    traits = ("online_kernel", "partial_fit", "budget", "removes_members", "mixable", "average")
+    assert has(FIFOBudgetPerceptron, *traits)
+    assert not has(FIFOBudgetPerceptron, "votes")
 
 
 # ----------------------------------------------------------------------
