@@ -85,7 +85,16 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
 }
 html_sidebars = {
-    page: [] for page in ("index", "install", "reproduce", "performance", "changelog", "references")
+    page: []
+    for page in (
+        "index",
+        "install",
+        "reproduce",
+        "performance",
+        "contributing",
+        "changelog",
+        "references",
+    )
 }
 
 

@@ -368,15 +368,23 @@ def _estimators():
     return tuple(getattr(sklearn_budget, name) for name in sklearn_budget.__all__)
 
 
-def register():
-    """Register the converters of every estimator of the package with skl2onnx."""
+def register(classes=None):
+    """Register the converters of estimator classes with skl2onnx.
+
+    Parameters
+    ----------
+    classes : iterable of classes, default=None
+        The classes to register: every estimator of the package when None.
+        A kernel estimator written outside the package on its base class
+        converts as the package's own do (``doc/contributing.rst``).
+    """
     if _IMPORT_ERROR is not None:
         raise ImportError(
             "Converting to ONNX needs skl2onnx and onnx (and onnxruntime to run the "
             'graphs): pip install "sklearn-budget[onnx]". '
             f"Import failed with: {_IMPORT_ERROR}"
         ) from _IMPORT_ERROR
-    for cls in _estimators():
+    for cls in _estimators() if classes is None else classes:
         update_registered_converter(
             cls,
             f"SklearnBudget{cls.__name__}",
