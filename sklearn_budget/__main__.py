@@ -20,6 +20,46 @@ DEFAULT_EXPERIMENT = "projectron-synthetic"
 DEMO_KMP_ROWS = 2000
 
 
+def _projectron_settings(B):
+    # The competitor norm the Projectron paper derives from the Forgetron's
+    # budget, unbounded support (as in its Table 3).
+    U = 0.25 * np.sqrt((B + 1) / np.log(B + 1))
+    return {"eta": "adaptive", "U": U, "budget": None}
+
+
+#: The demo's settings of the estimators whose defaults it does not use, by
+#: class name: a function of the budget. Every other estimator of the
+#: package's ``__all__`` joins the demo with its defaults.
+DEMO_SETTINGS = {
+    "KernelMatchingPursuit": lambda B: {"n_components": B},
+    "BudgetedSGDClassifier": lambda B: {"alpha": 1e-4},
+    "Projectron": _projectron_settings,
+    "ProjectronPlusPlus": _projectron_settings,
+}
+
+
+def _demo_estimator(cls, budget, random_state):
+    """The demo's instance of ``cls``: the demo's budget, width and seed, the
+    last hypothesis (the averaged one is a second pass), then the settings
+    of DEMO_SETTINGS; every other parameter at its default."""
+    params = cls().get_params()
+    settings = {"budget": budget, "gamma": 1.0, "average": False, "random_state": random_state}
+    settings = {key: value for key, value in settings.items() if key in params}
+    settings.update(DEMO_SETTINGS.get(cls.__name__, lambda B: {})(budget))
+    return cls(**settings)
+
+
+def _demo_label(class_name, est):
+    """The estimator's row label: its name and its bound on the support."""
+    params = est.get_params()
+    bound = params.get("budget", params.get("n_components"))
+    if bound is not None:
+        return f"{class_name} (B={bound})"
+    if params.get("U") is not None:
+        return f"{class_name} (U={params['U']:.2f})"
+    return class_name
+
+
 def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdout, progress=None):
     """Train every estimator online on the synthetic set and report.
 
@@ -46,20 +86,7 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
         Where a line per estimator goes as it is fitted (what, and how long
         it took); None prints none.
     """
-    from sklearn_budget import (
-        BudgetedSGDClassifier,
-        BudgetPerceptron,
-        Forgetron,
-        KernelMatchingPursuit,
-        KernelPassiveAggressive,
-        KernelPerceptron,
-        Projectron,
-        ProjectronPlusPlus,
-        RandomizedBudgetPerceptron,
-        Stoptron,
-        TighterBudgetPerceptron,
-        Winnow,
-    )
+    import sklearn_budget
     from sklearn_budget.datasets import make_two_gaussians
 
     rng = np.random.RandomState(random_state)
@@ -67,31 +94,13 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
     X_test, y_test = make_two_gaussians(n_test, random_state=rng)
     B = budget
     kmp_rows = min(n_samples, DEMO_KMP_ROWS)
-    kmp_name = f"KernelMatchingPursuit (B={B})"
-    if kmp_rows < n_samples:
-        kmp_name = f"KernelMatchingPursuit (B={B}, {kmp_rows} rows)"
-    # The competitor norm the Projectron paper derives from the Forgetron's budget.
-    U = 0.25 * np.sqrt((B + 1) / np.log(B + 1))
-    estimators = {
-        "KernelPerceptron": KernelPerceptron(average=False),
-        "KernelPassiveAggressive (PA-I)": KernelPassiveAggressive(C=1.0),
-        f"Stoptron (B={B})": Stoptron(budget=B, average=False),
-        f"Projectron (U={U:.2f})": Projectron(eta="adaptive", U=U, budget=None),
-        f"ProjectronPlusPlus (U={U:.2f})": ProjectronPlusPlus(eta="adaptive", U=U, budget=None),
-        f"Forgetron (B={B})": Forgetron(budget=B, average=False),
-        f"RandomizedBudgetPerceptron (B={B})": RandomizedBudgetPerceptron(
-            budget=B, average=False, random_state=random_state
-        ),
-        f"BudgetPerceptron (B={B})": BudgetPerceptron(budget=B, average=False),
-        f"TighterBudgetPerceptron (B={B})": TighterBudgetPerceptron(budget=B, average=False),
-        f"BudgetedSGDClassifier (B={B}, merging)": BudgetedSGDClassifier(budget=B, alpha=1e-4),
-        # Batch baseline (fit, no online error) and the linear online baseline.
-        kmp_name: KernelMatchingPursuit(n_components=B),
-        "Winnow (linear)": Winnow(),
-    }
-    for est in estimators.values():
-        if "gamma" in est.get_params():
-            est.set_params(gamma=1.0)
+    estimators = {}
+    for class_name in sklearn_budget.__all__:
+        est = _demo_estimator(getattr(sklearn_budget, class_name), B, random_state)
+        label = _demo_label(class_name, est)
+        if not hasattr(est, "partial_fit") and kmp_rows < n_samples:
+            label = label[:-1] + f", {kmp_rows} rows)"
+        estimators[label] = est
     header = (
         f"{'estimator':40s} {'online err %':>12s} {'|S|':>6s} {'test acc %':>10s} "
         f"{'averaged':>8s} {'seconds':>8s}"
@@ -138,15 +147,23 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
             f"is fitted on\nthe first {kmp_rows} training rows only, to keep the demo to "
             "seconds and its memory small."
         )
+    import sklearn_budget as _package
+
+    not_averaged = [
+        name
+        for name in _package.__all__
+        if getattr(_package, name)().get_params().get("average", True) is False
+    ]
     print(
         "\nThe rows are the papers' online algorithms: 'test acc %' is the last "
         "hypothesis of the pass.\nThat of a budget learner swings with the few members "
         "it holds: the Budget Perceptrons'\nremoval rule keeps the misclassified ones "
         "(Weston et al., 2005), hence their low 'test acc %'.\n'averaged' is the "
         "average of the pass's hypotheses (average=True), within the budget:\nthe "
-        "default of every estimator that has an 'average' parameter, except the "
-        "Projectrons,\nPassive-Aggressive, budgeted SGD and Winnow. 'seconds' is the time "
-        "of the first pass\n(of the fit for KernelMatchingPursuit)." + kmp_note,
+        "default of every estimator that has an 'average' parameter, except\n"
+        + ", ".join(not_averaged)
+        + ".\n'seconds' is the time of the first pass (of the fit for the batch methods)."
+        + kmp_note,
         file=out,
     )
 

@@ -14,7 +14,15 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from sklearn_budget import KernelPassiveAggressive, KernelPerceptron, Stoptron
+from sklearn_budget import (
+    BudgetPerceptron,
+    Forgetron,
+    KernelPassiveAggressive,
+    KernelPerceptron,
+    RandomizedBudgetPerceptron,
+    Stoptron,
+    TighterBudgetPerceptron,
+)
 
 TIE_RTOL = 1e-9
 
@@ -335,4 +343,70 @@ GROWING_CASES = {
         pa_rule(0.7, "squared_hinge"),
     ),
     "pa": (lambda **kw: KernelPassiveAggressive(C=np.inf, **kw), pa_rule(np.inf, "hinge")),
+}
+
+
+def _last(kw):
+    """The Budget Perceptrons as the references play them: the last
+    hypothesis, and the epochs of ``max_iter=5`` (the defaults are one
+    averaged epoch)."""
+    return {"max_iter": 5, "average": False, **kw}
+
+
+def _online(kw):
+    """The last hypothesis, as the references play it (the defaults average)."""
+    return {"average": False, **kw}
+
+
+# The estimators that remove members, each with its reference: name ->
+# (estimator factory, reference factory); both take the budget.
+CASES = {
+    "forgetron": (
+        lambda B, **kw: Forgetron(budget=B, **_online(kw)),
+        lambda cl, B, **kw: RefForgetron(cl, B, **kw),
+    ),
+    "forgetron-0.8": (
+        lambda B, **kw: Forgetron(budget=B, shrink=0.8, **_online(kw)),
+        lambda cl, B, **kw: RefForgetron(cl, B, shrink=0.8, **kw),
+    ),
+    "remove-oldest": (
+        lambda B, **kw: Forgetron(budget=B, shrink=1.0, **_online(kw)),
+        lambda cl, B, **kw: RefForgetron(cl, B, shrink=1.0, **kw),
+    ),
+    "rbp": (
+        lambda B, **kw: RandomizedBudgetPerceptron(budget=B, **_online(kw)),
+        lambda cl, B, **kw: RefRBP(cl, B, **kw),
+    ),
+    "budget": (
+        lambda B, **kw: BudgetPerceptron(budget=B, **_last(kw)),
+        lambda cl, B, **kw: RefBudget(cl, B, **kw),
+    ),
+    "budget-mira": (
+        lambda B, **kw: BudgetPerceptron(budget=B, beta=0.5, update="mira", **_last(kw)),
+        lambda cl, B, **kw: RefBudget(cl, B, beta=0.5, update="mira", **kw),
+    ),
+    "budget-nobias": (
+        lambda B, **kw: BudgetPerceptron(budget=B, update="nobias_svm", C=0.7, **_last(kw)),
+        lambda cl, B, **kw: RefBudget(cl, B, update="nobias_svm", C=0.7, **kw),
+    ),
+    "tighter-support": (
+        lambda B, **kw: TighterBudgetPerceptron(budget=B, beta=0.3, **_last(kw)),
+        lambda cl, B, **kw: RefBudget(cl, B, beta=0.3, removal="support", **kw),
+    ),
+    "tighter-all": (
+        lambda B, **kw: TighterBudgetPerceptron(budget=B, error_set="all", **_last(kw)),
+        lambda cl, B, **kw: RefBudget(cl, B, removal="all", **kw),
+    ),
+    "tighter-random": (
+        lambda B, **kw: TighterBudgetPerceptron(
+            budget=B, error_set="random", error_set_size=30, **_last(kw)
+        ),
+        lambda cl, B, **kw: RefBudget(cl, B, removal="random", q=30, **kw),
+    ),
+    "tighter-flip": (
+        lambda B, **kw: TighterBudgetPerceptron(
+            budget=B, update="nobias_svm", error_set="flip", error_set_size=25, **_last(kw)
+        ),
+        lambda cl, B, **kw: RefBudget(cl, B, update="nobias_svm", removal="flip", q=25, **kw),
+    ),
 }

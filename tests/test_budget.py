@@ -8,7 +8,7 @@ coefficients.
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _budget_references import RefBudget, RefForgetron, RefRBP
+from _budget_references import CASES, _last
 from _instances import instances
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.model_selection import GridSearchCV
@@ -27,71 +27,6 @@ from sklearn_budget._rounds import _BLOCK_SIZE
 pytestmark = pytest.mark.usefixtures("kernel_path")
 
 GAMMA = 0.5
-
-
-def _last(kw):
-    """The Budget Perceptrons as the references play them: the last
-    hypothesis, and the epochs of ``max_iter=5`` (the defaults are one
-    averaged epoch)."""
-    return {"max_iter": 5, "average": False, **kw}
-
-
-def _online(kw):
-    """The last hypothesis, as the references play it (the defaults average)."""
-    return {"average": False, **kw}
-
-
-# name -> (estimator factory, reference factory); both take the budget.
-CASES = {
-    "forgetron": (
-        lambda B, **kw: Forgetron(B, **_online(kw)),
-        lambda cl, B, **kw: RefForgetron(cl, B, **kw),
-    ),
-    "forgetron-0.8": (
-        lambda B, **kw: Forgetron(B, shrink=0.8, **_online(kw)),
-        lambda cl, B, **kw: RefForgetron(cl, B, shrink=0.8, **kw),
-    ),
-    "remove-oldest": (
-        lambda B, **kw: Forgetron(B, shrink=1.0, **_online(kw)),
-        lambda cl, B, **kw: RefForgetron(cl, B, shrink=1.0, **kw),
-    ),
-    "rbp": (
-        lambda B, **kw: RandomizedBudgetPerceptron(B, **_online(kw)),
-        lambda cl, B, **kw: RefRBP(cl, B, **kw),
-    ),
-    "budget": (
-        lambda B, **kw: BudgetPerceptron(B, **_last(kw)),
-        lambda cl, B, **kw: RefBudget(cl, B, **kw),
-    ),
-    "budget-mira": (
-        lambda B, **kw: BudgetPerceptron(B, beta=0.5, update="mira", **_last(kw)),
-        lambda cl, B, **kw: RefBudget(cl, B, beta=0.5, update="mira", **kw),
-    ),
-    "budget-nobias": (
-        lambda B, **kw: BudgetPerceptron(B, update="nobias_svm", C=0.7, **_last(kw)),
-        lambda cl, B, **kw: RefBudget(cl, B, update="nobias_svm", C=0.7, **kw),
-    ),
-    "tighter-support": (
-        lambda B, **kw: TighterBudgetPerceptron(B, beta=0.3, **_last(kw)),
-        lambda cl, B, **kw: RefBudget(cl, B, beta=0.3, removal="support", **kw),
-    ),
-    "tighter-all": (
-        lambda B, **kw: TighterBudgetPerceptron(B, error_set="all", **_last(kw)),
-        lambda cl, B, **kw: RefBudget(cl, B, removal="all", **kw),
-    ),
-    "tighter-random": (
-        lambda B, **kw: TighterBudgetPerceptron(
-            B, error_set="random", error_set_size=30, **_last(kw)
-        ),
-        lambda cl, B, **kw: RefBudget(cl, B, removal="random", q=30, **kw),
-    ),
-    "tighter-flip": (
-        lambda B, **kw: TighterBudgetPerceptron(
-            B, update="nobias_svm", error_set="flip", error_set_size=25, **_last(kw)
-        ),
-        lambda cl, B, **kw: RefBudget(cl, B, update="nobias_svm", removal="flip", q=25, **kw),
-    ),
-}
 
 
 def make_stream(n, n_classes, sparse=False, seed=0, n_features=4, noise=0.8):

@@ -62,3 +62,14 @@ def test_no_reference_to_the_private_notes():
         "These lines point outside the repository (state the decision in "
         "doc/decisions.rst, or cite the paper's equation, instead):\n" + "\n".join(found)
     )
+
+
+def test_the_api_reference_has_every_estimator():
+    # The one entry a new estimator adds to the documentation (the river
+    # classifiers' page is made from ``sklearn_budget.river.__all__``).
+    import sklearn_budget
+
+    text = (ROOT / "doc" / "api" / "index.rst").read_text(encoding="utf-8")
+    section = text[: text.index(":mod:`sklearn_budget.parallel`")]
+    entries = set(re.findall(r"^   (\w+)$", section, flags=re.M))
+    assert set(sklearn_budget.__all__) <= entries
