@@ -98,32 +98,7 @@ html_sidebars = {
 }
 
 
-def _write_reproduce_help()
-
-
-def _write_river_api():
-    """Write the API page of the river classifiers from
-    ``sklearn_budget.river.__all__``, so that a new estimator needs no entry
-    of its own there."""
-    import sklearn_budget.river
-
-    title = ":mod:`sklearn_budget.river`: river classifiers"
-    entries = "".join(f"   {name}\n" for name in sklearn_budget.river.__all__)
-    out = HERE / "generated"
-    out.mkdir(exist_ok=True)
-    (out / "river_api.rst").write_text(
-        f"{title}\n{'=' * len(title)}\n\n"
-        ".. currentmodule:: sklearn_budget.river\n\n"
-        "Every estimator of the package that learns online, as a river\n"
-        "classifier learning from one event (a dict of features) at a time (the\n"
-        "``river`` extra); see :ref:`river`. The list is made from\n"
-        "``sklearn_budget.river.__all__`` when the documentation is built.\n\n"
-        ".. autosummary::\n   :toctree: ../api/generated/\n   :template: class.rst\n\n"
-        + entries
-    )
-
-
-_write_river_api():
+def _write_reproduce_help():
     """Write the help of ``sklearn-budget reproduce`` for reproduce.rst."""
     import contextlib
     import io
@@ -159,8 +134,7 @@ def _write_river_api():
         "classifier learning from one event (a dict of features) at a time (the\n"
         "``river`` extra); see :ref:`river`. The list is made from\n"
         "``sklearn_budget.river.__all__`` when the documentation is built.\n\n"
-        ".. autosummary::\n   :toctree: ../api/generated/\n   :template: class.rst\n\n"
-        + entries
+        ".. autosummary::\n   :toctree: ../api/generated/\n   :template: class.rst\n\n" + entries
     )
 
 
