@@ -27,6 +27,7 @@ from ._kernels import (
     Kernel,
     _KernelStateMixin,
     resolve_gamma,
+    scale_gamma,
 )
 from ._transaction import Transaction
 from ._validation import _check_targets
@@ -67,14 +68,15 @@ def _resolve_gamma(gamma, X, w):
     if w is None or not (isinstance(gamma, str) and gamma == "scale"):
         return resolve_gamma(gamma, X)
     p = w / w.sum()
-    if sp.issparse(X):
-        # E[x^2] - E[x]^2 over the entries, without densifying.
-        mean = float(p @ np.asarray(X.mean(axis=1)).ravel())
-        var = float(p @ np.asarray(X.multiply(X).mean(axis=1)).ravel()) - mean**2
-    else:
-        mean = float(p @ X.mean(axis=1))
-        var = float(p @ ((X - mean) ** 2).mean(axis=1))
-    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    with np.errstate(over="ignore", invalid="ignore"):  # reported by scale_gamma
+        if sp.issparse(X):
+            # E[x^2] - E[x]^2 over the entries, without densifying.
+            mean = float(p @ np.asarray(X.mean(axis=1)).ravel())
+            var = float(p @ np.asarray(X.multiply(X).mean(axis=1)).ravel()) - mean**2
+        else:
+            mean = float(p @ X.mean(axis=1))
+            var = float(p @ ((X - mean) ** 2).mean(axis=1))
+    return scale_gamma(var, X)
 
 
 class _KernelRows:
