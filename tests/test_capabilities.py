@@ -13,6 +13,7 @@ import ast
 import importlib.util
 import inspect
 import re
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -243,10 +244,6 @@ def test_the_user_guide_includes_the_table():
 
 
 def _extras():
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        tomllib = pytest.importorskip("tomli")
     with open(ROOT / "pyproject.toml", "rb") as f:
         return set(tomllib.load(f)["project"]["optional-dependencies"])
 
