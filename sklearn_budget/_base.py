@@ -99,6 +99,8 @@ def _warn_if_scale_is_unreliable(X, from_partial_fit):
     n = X.shape[0]
     with np.errstate(all="ignore"):
         var = X.power(2).mean() - X.mean() ** 2 if sp.issparse(X) else X.var()
+    if not np.isfinite(var):
+        return  # an overflow: resolve_gamma raises the error that says so
     if var > 0 and (n >= _MIN_ROWS_FOR_SCALE or not from_partial_fit):
         return
     why = (

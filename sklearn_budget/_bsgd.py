@@ -7,6 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn import get_config
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import REMOVAL_AVERAGE, BaseKernelOnlineClassifier
@@ -39,7 +40,7 @@ class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
     - ``'projection'``: that member leaves and its function
       ``alpha_j k(x_j, .)`` is projected on the span of the others, whose
       coefficients absorb it (``O(budget^2)`` per step);
-    - ``'merging'`` (rbf kernel, dense input): the member ``m`` of smallest
+    - ``'merging'`` (rbf kernel): the member ``m`` of smallest
       ``||alpha_m||`` is merged with the partner ``n`` that loses the least
       weight, into one new point ``z = h x_m + (1 - h) x_n`` whose
       coefficients are the projection of the pair on ``k(z, .)``.
@@ -63,7 +64,10 @@ class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
         parameters" in the user guide).
 
     maintenance : {'merging', 'projection', 'removal'}, default='merging'
-        Budget maintenance. 'merging' needs the rbf kernel and dense input.
+        Budget maintenance. 'merging' needs the rbf kernel; it keeps its
+        members dense, and takes sparse input by densifying the rows of
+        each block as the stream plays them (``support_vectors_`` is then a
+        dense array).
 {common}
     Attributes
     ----------{attributes}
@@ -219,12 +223,33 @@ class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
                     "use maintenance='projection' or 'removal' with other kernels."
                 )
             if sp.issparse(X):
-                raise TypeError(
-                    "maintenance='merging' builds new dense points and does not accept "
-                    "sparse input: pass X.toarray(), or use maintenance='projection' or "
-                    "'removal', which accept sparse data."
-                )
+                X = self._dense_start(X)
         super()._reset(X, from_partial_fit)
+
+    def _dense_start(self, X):
+        """The sparse rows that start a merging stream, as the stream's dense rows.
+
+        A merged point ``h x_m + (1 - h) x_n`` is a new point, and the
+        compiled loop keeps its members dense: the stream is started dense,
+        and each block of sparse rows is densified as it is played
+        (``_as_stream_format``), so that the model is the one of
+        ``X.toarray()``. ``gamma='scale'`` is computed on the dense rows (the
+        same number as for ``X.toarray()``), which must then fit in
+        ``working_memory``; any other ``gamma`` needs only the width.
+        """
+        if not (isinstance(self.gamma, str) and self.gamma == "scale"):
+            return X[:1].toarray()
+        need = X.shape[0] * X.shape[1] * 8
+        limit = get_config()["working_memory"] * 2**20
+        if need > limit:
+            raise ValueError(
+                f"maintenance='merging' computes gamma='scale' on the dense rows of the "
+                f"sparse X, whose copy ({need / 2**20:.3g} MiB) exceeds working_memory "
+                f"({limit / 2**20:.3g} MiB): pass a numeric gamma, pass the rows to "
+                "partial_fit in smaller chunks, or raise working_memory with "
+                "sklearn.config_context."
+            )
+        return X.toarray()
 
     def _reset_rule(self):
         if self.maintenance == "projection":
@@ -257,9 +282,3 @@ class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
         return BudgetedSGDRule(
             float(self.alpha), self.budget, _MAINTENANCE[self.maintenance], _DEPENDENCE_RTOL
         )
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        if self.maintenance == "merging":
-            tags.input_tags.sparse = False
-        return tags

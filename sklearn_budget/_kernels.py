@@ -97,14 +97,32 @@ def resolve_gamma(gamma, X):
     n_features = X.shape[1]
     if gamma == "auto":
         return 1.0 / n_features
-    if sp.issparse(X):
-        # Var[X] = E[X^2] - E[X]^2 over all entries, computed without densifying.
-        n = X.shape[0] * n_features
-        mean = X.sum() / n
-        var = X.multiply(X).sum() / n - mean**2
-    else:
-        var = X.var()
-    return 1.0 / (n_features * var) if var > 0 else 1.0
+    with np.errstate(over="ignore", invalid="ignore"):  # reported by scale_gamma
+        if sp.issparse(X):
+            # Var[X] = E[X^2] - E[X]^2 over all entries, computed without densifying.
+            n = X.shape[0] * n_features
+            mean = X.sum() / n
+            var = X.multiply(X).sum() / n - mean**2
+        else:
+            var = X.var()
+    return scale_gamma(var, X)
+
+
+def scale_gamma(var, X):
+    """``1 / (n_features * var)`` for ``gamma='scale'``, or a clear error.
+
+    ``var`` is the variance of the entries of ``X``, computed with overflow
+    ignored: values near the top of the float64 range make it infinite or
+    NaN, for which no width exists.
+    """
+    if not np.isfinite(var):
+        amax = abs(X).max() if X.shape[0] else 0.0
+        raise ValueError(
+            f"gamma='scale' is 1 / (n_features * X.var()), and the variance of X overflows "
+            f"(largest |x|: {amax:.3g}). Scale the features (for example with "
+            "StandardScaler), or pass a numeric gamma."
+        )
+    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
 
 
 class Kernel:

@@ -147,7 +147,9 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
         rng = self._rng
         self._rng_at_block = generator_state(rng)
         if self._rng_at_block is None:
-            self._rng_at_block = rng.get_state()
+            # legacy=False: the legacy tuple exists only for MT19937, and
+            # asking it of another bit generator (PCG64...) warns.
+            self._rng_at_block = rng.get_state(legacy=False)
         rule.set_draws(rng.randint(self.budget, size=Xb.shape[0]))
 
     def _block_end(self, rule, Xb, Z):

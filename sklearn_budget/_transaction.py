@@ -50,10 +50,14 @@ def _save_generator(rng):
     """The state of ``rng`` for an undo record.
 
     A copy of the bit generator's state where there is one (a RandomState
-    on MT19937: ``get_state`` costs tens of microseconds), else ``get_state``.
+    on MT19937: ``get_state`` costs tens of microseconds), else ``get_state``
+    as a dict (the legacy tuple exists only for MT19937: asking it of another
+    bit generator warns).
     """
     saved = generator_state(rng)
-    return ("bytes", saved) if saved is not None else ("numpy", rng.get_state())
+    if saved is not None:
+        return ("bytes", saved)
+    return ("numpy", rng.get_state(legacy=False))
 
 
 def _load_generator(rng, saved):

@@ -13,12 +13,20 @@ that event, sorted, unless ``features`` names them): a feature missing from
 a later event is 0, a key that is not a column is ignored. Labels are those
 of ``classes``, or ``False`` and ``True`` (a binary classifier, as river's
 own) when it is None.
+
+The kernel width ``gamma='scale'`` (the default) is fixed by the first
+event, the only data the stream has then: ``1 / (n_features * v)`` with
+``v`` the variance of that event's feature values (1.0 when they are all
+equal). The estimator's warning that a scale from so few rows is unreliable
+is not repeated here, where that rule is the documented one: pass a numeric
+``gamma`` for a width computed on more data.
 """
 
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import inspect
+import warnings
 
 try:
     from river import base as _river_base
@@ -129,7 +137,12 @@ class _RiverClassifier(_river_base.Classifier):
         try:
             names = inspect.signature(self._estimator_class).parameters
             estimator = self._estimator_class(**{name: getattr(self, name) for name in names})
-            estimator.partial_fit(self._row(x), self._label_rows[j], classes=self._labels)
+            with warnings.catch_warnings():
+                # gamma='scale' from the first event is this module's rule.
+                warnings.filterwarnings(
+                    "ignore", message="gamma='scale' is computed once", category=UserWarning
+                )
+                estimator.partial_fit(self._row(x), self._label_rows[j], classes=self._labels)
         except BaseException:
             if not declared:
                 self._columns = self._column_index = None
@@ -255,7 +268,9 @@ def _river_class(estimator_class):
 
     **params
         The parameters of :class:`sklearn_budget.{name}`, with the same
-        defaults and meaning.
+        defaults and meaning; ``gamma='scale'``, where the estimator has
+        ``gamma``, is computed on the first event learnt (see
+        :mod:`sklearn_budget.river`), without a warning.
 
     Attributes
     ----------

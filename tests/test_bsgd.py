@@ -5,6 +5,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn import config_context
 from sklearn.base import clone
 from sklearn.datasets import make_blobs
 from sklearn.metrics.pairwise import pairwise_kernels
@@ -320,16 +321,67 @@ def test_merged_points_are_new_vectors_with_index_minus_one():
 
 
 @pytest.mark.any_kernel_path
-def test_merging_refuses_sparse_input_and_other_kernels():
+def test_merging_refuses_other_kernels():
     X, y = stream(50, 2)
-    with pytest.raises(TypeError, match="sparse"):
-        BudgetedSGDClassifier().fit(sp.csr_matrix(X), y)
     with pytest.raises(ValueError, match="kernel='rbf'"):
         BudgetedSGDClassifier(kernel="linear").fit(X, y)
-    est = BudgetedSGDClassifier()
-    with pytest.raises(TypeError, match="sparse"):
-        est.partial_fit(sp.csr_matrix(X), y, classes=[0, 1])
+    est = BudgetedSGDClassifier(kernel="poly")
+    with pytest.raises(ValueError, match="kernel='rbf'"):
+        est.partial_fit(X, y, classes=[0, 1])
     assert not hasattr(est, "classes_")
+
+
+def assert_same_model(a, b):
+    """The same fitted model, to the last bit (members, coefficients, scale)."""
+    assert a.gamma_ == b.gamma_
+    np.testing.assert_array_equal(a.support_, b.support_)
+    np.testing.assert_array_equal(a.support_vectors_, b.support_vectors_)
+    np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
+
+
+@pytest.mark.any_kernel_path
+@pytest.mark.parametrize("gamma", ["scale", 0.05])
+def test_merging_on_sparse_rows_is_the_model_of_the_dense_rows(data_home, gamma):
+    # The default estimator on the CSR matrix that fetch_a9a returns:
+    # merging keeps dense members and densifies the rows as it plays them,
+    # with gamma='scale' computed on the same dense rows.
+    from sklearn_budget.datasets import fetch_a9a
+
+    X, y = fetch_a9a(data_home=data_home, download_if_missing=False, return_X_y=True)
+    X, y = X[:1500], y[:1500]
+    assert sp.issparse(X)
+    sparse = BudgetedSGDClassifier(budget=30, gamma=gamma, random_state=0).fit(X, y)
+    dense = BudgetedSGDClassifier(budget=30, gamma=gamma, random_state=0).fit(X.toarray(), y)
+    assert (sparse.support_ == -1).any()  # points were merged
+    assert isinstance(sparse.support_vectors_, np.ndarray)
+    assert_same_model(sparse, dense)
+    np.testing.assert_array_equal(sparse.decision_function(X), dense.decision_function(X))
+    # Chunks of sparse rows, then one sparse row, as the dense stream does.
+    a, b = (
+        BudgetedSGDClassifier(budget=30, gamma=gamma),
+        BudgetedSGDClassifier(budget=30, gamma=gamma),
+    )
+    for start in range(0, 1500, 500):
+        a.partial_fit(X[start : start + 500], y[start : start + 500], classes=[-1, 1])
+        b.partial_fit(X[start : start + 500].toarray(), y[start : start + 500], classes=[-1, 1])
+    a.partial_fit(X[:1], y[:1])
+    b.partial_fit(X[:1].toarray(), y[:1])
+    assert_same_model(a, b)
+
+
+def test_merging_on_sparse_rows_too_large_for_the_scale_is_refused():
+    X, y = stream(300, 2, n_features=2)
+    X = sp.csr_matrix(X)
+    est = BudgetedSGDClassifier(budget=10)
+    # 300 x 2 float64 is 4,800 bytes (0.00458 MiB): over a working memory of 0.004 MiB.
+    with config_context(working_memory=0.004):
+        message = r"copy \(0.00458 MiB\) exceeds working_memory \(0.004 MiB\)"
+        with pytest.raises(ValueError, match=message):
+            est.fit(X, y)
+        assert not hasattr(est, "classes_")
+        # A numeric gamma needs only the width of the rows.
+        est.set_params(gamma=0.5).fit(X, y)
+    assert len(est.support_) <= 10
 
 
 @pytest.mark.any_kernel_path

@@ -7,6 +7,7 @@ model exactly as it was; dates are not features.
 """
 
 import pickle
+import warnings
 
 import _instances
 import numpy as np
@@ -139,6 +140,49 @@ def test_huge_features_give_finite_scores_or_a_clear_error(name, kernel, scale):
         assert "Non-finite" in str(exc)
     else:
         assert np.isfinite(scores).all()
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+@pytest.mark.parametrize("name", ALL + ["KernelMatchingPursuit"])
+def test_a_scale_that_overflows_is_a_clear_error_without_numpy_warnings(name, fmt):
+    # The variance of a row of 1e300 overflows float64: gamma='scale' has
+    # no value, which the error says before numpy can warn about it.
+    X, y = data()
+    X[0, 0] = 1e300
+    X = sp.csr_matrix(X) if fmt == "csr" else X
+    est = getattr(sklearn_budget, name)(gamma="scale")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match=r"variance of X overflows \(largest \|x\|: 1e\+300\)"):
+            est.fit(X, y)
+    assert [str(w.message) for w in caught] == []
+    assert not hasattr(est, "classes_")
+
+
+# Every kind of seed that random_state takes: RandomState on any bit
+# generator (only MT19937 has the legacy state tuple), an int, None.
+SEEDS = {
+    "int": lambda: 0,
+    "None": lambda: None,
+    "MT19937": lambda: np.random.RandomState(0),
+    "PCG64": lambda: np.random.RandomState(np.random.PCG64(0)),
+    "Philox": lambda: np.random.RandomState(np.random.Philox(0)),
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", ALL)
+def test_no_warning_with_any_kind_of_seed(name, seed):
+    X, y = data()
+    est = getattr(sklearn_budget, name)(budget=8) if name in BUDGETED else None
+    est = est or getattr(sklearn_budget, name)()
+    est.set_params(random_state=SEEDS[seed]())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+        est.partial_fit(X, y)
+        est.partial_fit(X[:1], y[:1])
+    assert [str(w.message) for w in caught] == []
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -177,7 +177,8 @@ def test_backfitting_interpolates_once_every_row_is_chosen():
 def test_blocked_kernel_rows_give_the_same_model(method, n_classes):
     X, y = data(n_classes=n_classes)
     ref = KernelMatchingPursuit(12, method=method, gamma=0.5).fit(X, y)
-    # 1e-3 MiB holds 3 kernel rows of 40 values, not the 40 x 40 matrix.
+    # 1e-3 MiB holds 3 kernel rows of 40 values, not the 40 x 40 matrix:
+    # every row a candidate (n_candidates=40), the rows are computed afresh.
     calls = []
     original = Kernel.__call__
 
@@ -187,7 +188,7 @@ def test_blocked_kernel_rows_give_the_same_model(method, n_classes):
 
     with config_context(working_memory=1e-3), pytest.MonkeyPatch.context() as mp:
         mp.setattr(Kernel, "__call__", spy)
-        est = KernelMatchingPursuit(12, method=method, gamma=0.5).fit(X, y)
+        est = KernelMatchingPursuit(12, method=method, gamma=0.5, n_candidates=40).fit(X, y)
     assert max(calls) <= 3
     np.testing.assert_array_equal(est.support_, ref.support_)
     np.testing.assert_allclose(est.dual_coef_, ref.dual_coef_, rtol=1e-8, atol=1e-10)
@@ -215,6 +216,67 @@ def test_candidate_subsets_match_the_reference_with_the_same_draws(method):
     np.testing.assert_allclose(est.dual_coef_, coef.T, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("method", ["basic", "backfitting"])
+def test_past_working_memory_the_candidates_are_a_pool_kept_in_memory(method):
+    # 40 rows: the 40 x 40 Gram matrix (12,800 bytes) does not fit in
+    # 3,200 bytes, which hold the kernel rows of 10 rows.
+    X, y = data(n_classes=3)
+    calls = []
+    original = Kernel.__call__
+
+    def spy(kernel, A, B):
+        calls.append(A.shape[0])
+        return original(kernel, A, B)
+
+    with config_context(working_memory=3200 / 2**20), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Kernel, "__call__", spy)
+        est = KernelMatchingPursuit(8, method=method, gamma=0.5, random_state=3).fit(X, y)
+    # The pool's rows once, in blocks of a tenth; none computed again by the steps.
+    assert calls == [1] * 10
+    pool = sorted(np.random.RandomState(3).choice(40, size=10, replace=False))
+    assert set(est.support_) <= set(pool)
+    # The greedy search over the pool, written out on the full Gram matrix.
+    K = pairwise_kernels(X, metric="rbf", gamma=0.5)
+    support, coef, steps = naive_kmp(
+        K, targets(y), 8, method, candidates=lambda step, rows: [j for j in rows if j in pool]
+    )
+    np.testing.assert_array_equal(est.support_, support)
+    np.testing.assert_allclose(est.dual_coef_, coef.T, rtol=1e-8, atol=1e-10)
+    assert est.n_iter_ == steps
+    # Reproducible by random_state; another seed, another pool.
+    with config_context(working_memory=3200 / 2**20):
+        again = KernelMatchingPursuit(8, method=method, gamma=0.5, random_state=3).fit(X, y)
+        other = KernelMatchingPursuit(8, method=method, gamma=0.5, random_state=4).fit(X, y)
+    np.testing.assert_array_equal(again.dual_coef_, est.dual_coef_)
+    assert not np.array_equal(other.support_, est.support_)
+
+
+def test_the_pool_is_every_row_up_to_the_limit():
+    # 12,800 bytes hold the 40 x 40 Gram matrix: the exact search, in one call.
+    X, y = data()
+    ref = KernelMatchingPursuit(12, gamma=0.5).fit(X, y)
+    with config_context(working_memory=12800 / 2**20):
+        est = KernelMatchingPursuit(12, gamma=0.5).fit(X, y)
+    np.testing.assert_array_equal(est.support_, ref.support_)
+    np.testing.assert_array_equal(est.dual_coef_, ref.dual_coef_)
+    with config_context(working_memory=12799 / 2**20):
+        pooled = KernelMatchingPursuit(12, gamma=0.5, random_state=0).fit(X, y)
+    assert pooled.n_components_ == 12
+
+
+def test_verbose_reports_the_pool(capsys):
+    X, y = data()
+    with config_context(working_memory=3200 / 2**20):
+        KernelMatchingPursuit(3, gamma=0.5, random_state=0, verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("The Gram matrix of 40 rows (0 MiB) exceeds working_memory")
+    assert "the candidates are 10 rows drawn at random" in lines[0]
+    assert [line.split(",")[0] for line in lines[1:11]] == [
+        f"kernel rows of the candidates: {k} of 10" for k in range(1, 11)
+    ]
+    assert lines[11].startswith("step: 3,")
+
+
 def test_candidate_subsets_are_reproducible_by_random_state():
     X, y = data(n=80)
     fits = [
@@ -239,7 +301,8 @@ def test_duplicate_rows_are_skipped_by_backfitting(blocked):
     X, y = data(n=15)
     Xd, yd = np.vstack([X, X, X[:5]]), np.r_[y, y, y[:5]]
     with config_context(working_memory=1e-3 if blocked else 1024):
-        est = KernelMatchingPursuit(100, gamma=2.0).fit(Xd, yd)
+        # Every row a candidate, computed afresh when blocked.
+        est = KernelMatchingPursuit(100, gamma=2.0, n_candidates=len(yd)).fit(Xd, yd)
     # Each distinct point at most once, every one of them in the end.
     assert est.n_components_ == 15
     assert len(np.unique(est.support_ % 15)) == 15
@@ -408,7 +471,8 @@ def test_a_callable_kernel_returning_nan_is_named():
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, MemoryError])
 def test_an_interrupted_fit_keeps_the_previous_model(exc, monkeypatch):
     X, y = data()
-    est = KernelMatchingPursuit(5, gamma=0.5).fit(X[:20], y[:20])
+    # Every row a candidate, computed afresh at every step past 1e-3 MiB.
+    est = KernelMatchingPursuit(5, gamma=0.5, n_candidates=40).fit(X[:20], y[:20])
     before = state(est)
     calls = []
     original = Kernel.__call__
@@ -424,10 +488,10 @@ def test_an_interrupted_fit_keeps_the_previous_model(exc, monkeypatch):
         est.fit(X, y)
     assert state(est) == before
     calls.clear()
-    fresh = KernelMatchingPursuit(5, gamma=0.5)
+    fresh = KernelMatchingPursuit(5, gamma=0.5, n_candidates=40)
     with config_context(working_memory=1e-3), pytest.raises(exc):
         fresh.fit(X, y)
-    assert state(fresh) == state(KernelMatchingPursuit(5, gamma=0.5))
+    assert state(fresh) == state(KernelMatchingPursuit(5, gamma=0.5, n_candidates=40))
 
 
 def test_string_labels_and_pickle():
@@ -576,7 +640,7 @@ def fit_internals(X, y, w, n_components, method, gamma=0.5):
     from sklearn_budget._matching_pursuit import _KernelRows, _matching_pursuit
 
     s = np.sqrt(w)
-    rows = _KernelRows(Kernel("rbf", gamma=gamma), X, True, s)
+    rows = _KernelRows(Kernel("rbf", gamma=gamma), X, np.arange(len(X)), s)
     support, alpha, n_iter, R, leverage, _ = _matching_pursuit(
         rows, targets(y) * s[:, None], n_components, method == "backfitting", None, 0.0, None
     )

@@ -397,9 +397,9 @@ def test_fitted_model_is_an_ordinary_estimator(moons):
 
 
 def test_fitted_model_exports_to_onnx(moons):
-    onnx = pytest.importorskip("sklearn_budget.onnx")
-    pytest.importorskip("skl2onnx")
-    rt = pytest.importorskip("onnxruntime")
+    import_or_skip("skl2onnx", "SKLEARN_BUDGET_REQUIRE_ONNX")
+    rt = import_or_skip("onnxruntime", "SKLEARN_BUDGET_REQUIRE_ONNX")
+    onnx = import_or_skip("sklearn_budget.onnx", "SKLEARN_BUDGET_REQUIRE_ONNX")
     X, y = moons
     clf = ParameterMixingClassifier(
         Forgetron(20, gamma=2.0), n_shards=3, n_mixes=2, random_state=0

@@ -196,6 +196,26 @@ def test_prediction_before_any_event():
     assert model.estimator_ is None
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_defaults_learn_without_warnings_and_scale_on_the_first_event(name):
+    X, y, events = _stream(n=40, n_features=4)
+    model = getattr(sbr, name)()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for x, label in zip(events, y):
+            model.learn_one(x, bool(label))
+    assert [str(w.message) for w in caught] == []
+    if "gamma" in model.estimator_.get_params():
+        # 1 / (n_features * variance of the first event's values), by hand.
+        first = X[0]
+        mean = sum(first) / 4
+        var = sum((v - mean) ** 2 for v in first) / 4
+        np.testing.assert_allclose(model.estimator_.gamma_, 1.0 / (4 * var), rtol=1e-12)
+        # The estimator fed the same first row warns: it cannot know the rule.
+        with pytest.warns(UserWarning, match="it has only 1 row"):
+            getattr(sklearn_budget, name)().partial_fit(X[:1], y[:1], classes=[False, True])
+
+
 def test_progressive_validation_runs():
     from river import evaluate, metrics
 

@@ -34,11 +34,6 @@ from ._common import _claims_table, _errors_of, _parallel, _pyplot, _range_cell,
 TOY_MARGIN = 0.01
 TOY_NOISE = 0.3
 
-# numpy 2.0 renamed np.trapz to np.trapezoid (and deprecated the old name);
-# numpy 1.x, which the package supports, has only np.trapz.
-_trapezoid = getattr(np, "trapezoid", None) or np.trapz
-
-
 def make_toy_online(n_samples, noisy, random_state=None):
     """The 2-D data of Figs. 6 (``noisy=False``) and 7 (``noisy=True``)."""
     rng = check_random_state(random_state)
@@ -55,7 +50,7 @@ def toy_bayes_error(noisy):
     if not noisy:
         return 0.0
     u = np.linspace(TOY_MARGIN, 1.0, 20001)
-    return 100.0 * _trapezoid(ndtr(-u / TOY_NOISE), u) / (1.0 - TOY_MARGIN)
+    return 100.0 * np.trapezoid(ndtr(-u / TOY_NOISE), u) / (1.0 - TOY_MARGIN)
 
 
 TOY_ONLINE = dict(
