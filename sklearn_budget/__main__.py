@@ -86,7 +86,7 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
         f"TighterBudgetPerceptron (B={B})": TighterBudgetPerceptron(budget=B, average=False),
         f"BudgetedSGDClassifier (B={B}, merging)": BudgetedSGDClassifier(budget=B, alpha=1e-4),
         # Batch baseline (fit, no online error) and the linear online baseline.
-        kmp_name: KernelMatchingPursuit(n_components=B),
+        kmp_name: KernelMatchingPursuit(budget=B),
         "Winnow (linear)": Winnow(),
     }
     for est in estimators.values():
