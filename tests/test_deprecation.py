@@ -165,3 +165,31 @@ def test_kmp_n_components_attribute_is_deprecated():
     with pytest.warns(FutureWarning, match=r"n_components_ is deprecated.*len\(support_\)"):
         assert est.n_components_ == len(est.support_) == 6
     assert "n_components_" not in vars(est)
+
+
+def test_meta_estimator_takes_its_estimator_by_position_only():
+    # As scikit-learn's meta-estimators (BaggingClassifier, OneVsRestClassifier):
+    # the wrapped estimator may come first, every other parameter by keyword.
+    from sklearn_budget.parallel import ParameterMixingClassifier
+
+    params = list(inspect.signature(ParameterMixingClassifier).parameters.values())
+    assert params[0].name == "estimator"
+    assert params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert {p.kind for p in params[1:]} == {inspect.Parameter.KEYWORD_ONLY}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ParameterMixingClassifier(sklearn_budget.Forgetron(budget=10))
+
+
+def test_river_classifiers_take_keywords_only_and_the_new_names():
+    river = pytest.importorskip("sklearn_budget.river")
+    for name in river.__all__:
+        params = inspect.signature(getattr(river, name)).parameters.values()
+        assert {p.kind for p in params} == {inspect.Parameter.KEYWORD_ONLY}
+    X, y = blobs(40)
+    model = river.Winnow(learning_rate=0.4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for row, label in zip(X, y):
+            model.learn_one(dict(enumerate(row)), bool(label))
+    assert model.estimator_.learning_rate == 0.4
