@@ -48,28 +48,28 @@ def speedup(n_rows, budget, quick):
     cases = [
         (
             "Forgetron",
-            lambda g: Forgetron(budget, gamma=g),
+            lambda g: Forgetron(budget=budget, gamma=g),
             lambda cl, g: RefForgetron(cl, budget, kernel_params={"gamma": g}),
         ),
         (
             "RandomizedBudgetPerceptron",
-            lambda g: RandomizedBudgetPerceptron(budget, gamma=g, random_state=0),
+            lambda g: RandomizedBudgetPerceptron(budget=budget, gamma=g, random_state=0),
             lambda cl, g: RefRBP(cl, budget, kernel_params={"gamma": g}, random_state=0),
         ),
         (
             "BudgetPerceptron",
-            lambda g: BudgetPerceptron(budget, average=False, gamma=g),
+            lambda g: BudgetPerceptron(budget=budget, average=False, gamma=g),
             lambda cl, g: RefBudget(cl, budget, kernel_params={"gamma": g}),
         ),
         (
             "TighterBudgetPerceptron(support)",
-            lambda g: TighterBudgetPerceptron(budget, average=False, gamma=g),
+            lambda g: TighterBudgetPerceptron(budget=budget, average=False, gamma=g),
             lambda cl, g: RefBudget(cl, budget, removal="support", kernel_params={"gamma": g}),
         ),
         (
             "TighterBudgetPerceptron(random)",
             lambda g: TighterBudgetPerceptron(
-                budget,
+                budget=budget,
                 error_set="random",
                 error_set_size=2 * budget,
                 average=False,
@@ -138,12 +138,14 @@ def tighter_vs_budget(budgets, n_runs, n_train):
             for name, est in [
                 (
                     "BudgetPerceptron",
-                    BudgetPerceptron(B, kernel="linear", max_iter=1, shuffle=False, average=False),
+                    BudgetPerceptron(
+                        budget=B, kernel="linear", max_iter=1, shuffle=False, average=False
+                    ),
                 ),
                 (
                     "Tighter (E=all)",
                     TighterBudgetPerceptron(
-                        B,
+                        budget=B,
                         error_set="all",
                         kernel="linear",
                         max_iter=1,
@@ -154,7 +156,7 @@ def tighter_vs_budget(budgets, n_runs, n_train):
                 (
                     "Tighter (E=support)",
                     TighterBudgetPerceptron(
-                        B, kernel="linear", max_iter=1, shuffle=False, average=False
+                        budget=B, kernel="linear", max_iter=1, shuffle=False, average=False
                     ),
                 ),
             ]:

@@ -111,7 +111,7 @@ def estimators(budget):
             name = cls.__name__ + (f"(average={average})" if len(averages) > 1 else "")
             out[name] = cls(**params)
     out["Winnow"] = Winnow(random_state=0)
-    out["KernelMatchingPursuit"] = KernelMatchingPursuit(n_components=budget)
+    out["KernelMatchingPursuit"] = KernelMatchingPursuit(budget=budget)
     return out
 
 

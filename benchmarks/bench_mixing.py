@@ -80,12 +80,15 @@ N_CHUNKS = 8
 def estimators(budget):
     """(label, estimator): the defaults, and average=False for Forgetron and RBP."""
     return [
-        ("Forgetron", Forgetron(budget, random_state=0)),
-        ("Forgetron", Forgetron(budget, average=False, random_state=0)),
-        ("RBP", RandomizedBudgetPerceptron(budget, random_state=0)),
-        ("RBP", RandomizedBudgetPerceptron(budget, average=False, random_state=0)),
-        ("BSGD-proj", BudgetedSGDClassifier(budget, maintenance="projection", random_state=0)),
-        ("BSGD-merge", BudgetedSGDClassifier(budget, maintenance="merging", random_state=0)),
+        ("Forgetron", Forgetron(budget=budget, random_state=0)),
+        ("Forgetron", Forgetron(budget=budget, average=False, random_state=0)),
+        ("RBP", RandomizedBudgetPerceptron(budget=budget, random_state=0)),
+        ("RBP", RandomizedBudgetPerceptron(budget=budget, average=False, random_state=0)),
+        (
+            "BSGD-proj",
+            BudgetedSGDClassifier(budget=budget, maintenance="projection", random_state=0),
+        ),
+        ("BSGD-merge", BudgetedSGDClassifier(budget=budget, maintenance="merging", random_state=0)),
         ("Projectron++", ProjectronPlusPlus(budget=budget, random_state=0)),
     ]
 

@@ -17,9 +17,9 @@ proportion to the number of features (until the stream is too short to
 show it). The Perceptron here is the linear Kernel Perceptron of the
 package, given a constant feature to play the part of a bias.
 
-With the default ``eta=0.1`` the effective weights of Winnow stay nearly
+With the default ``learning_rate=0.1`` the effective weights of Winnow stay nearly
 linear in its log-weights for a long time, and it sits between the two;
-``eta=1`` shows the multiplicative behaviour fully.
+``learning_rate=1`` shows the multiplicative behaviour fully.
 """
 
 # Authors: The sklearn-budget developers
@@ -38,8 +38,8 @@ p = 1 - 0.5 ** (1 / k)
 n_features = [10, 20, 50, 100, 200, 500, 1000, 2000]
 
 learners = {
-    "Winnow, eta=1": lambda: Winnow(eta=1.0),
-    "Winnow, eta=0.1 (default)": lambda: Winnow(),
+    "Winnow, learning_rate=1": lambda: Winnow(learning_rate=1.0),
+    "Winnow, learning_rate=0.1 (default)": lambda: Winnow(),
     "Perceptron": lambda: KernelPerceptron(kernel="linear"),
 }
 mistakes = {name: [] for name in learners}

@@ -31,7 +31,6 @@ def _projectron_settings(B):
 #: class name: a function of the budget. Every other estimator of the
 #: package's ``__all__`` joins the demo with its defaults.
 DEMO_SETTINGS = {
-    "KernelMatchingPursuit": lambda B: {"n_components": B},
     "BudgetedSGDClassifier": lambda B: {"alpha": 1e-4},
     "Projectron": _projectron_settings,
     "ProjectronPlusPlus": _projectron_settings,
@@ -52,7 +51,7 @@ def _demo_estimator(cls, budget, random_state):
 def _demo_label(class_name, est):
     """The estimator's row label: its name and its bound on the support."""
     params = est.get_params()
-    bound = params.get("budget", params.get("n_components"))
+    bound = params.get("budget")
     if bound is not None:
         return f"{class_name} (B={bound})"
     if params.get("U") is not None:

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import REMOVAL_AVERAGE
+from ._deprecation import positional_until_0_3
 from ._docstrings import _MAX_ITER_DOC, _REMOVAL_AVERAGE_DOC, _doc
 from ._perceptron import KernelPerceptron
 from ._rounds import _regrow, _vstack
@@ -178,10 +179,11 @@ class _BaseBudgetPerceptron(KernelPerceptron):
     _keeps_gram = True
     _stream_params = KernelPerceptron._stream_params + ("budget",)
 
+    @positional_until_0_3("budget")
     def __init__(
         self,
-        budget=100,
         *,
+        budget=100,
         beta=0.0,
         update="perceptron",
         C=1.0,
@@ -446,10 +448,11 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
         "error_set_size": [Interval(Integral, 1, None, closed="left"), None],
     }
 
+    @positional_until_0_3("budget")
     def __init__(
         self,
-        budget=100,
         *,
+        budget=100,
         beta=0.0,
         update="perceptron",
         C=1.0,

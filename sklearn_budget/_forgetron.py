@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import REMOVAL_AVERAGE
+from ._deprecation import positional_until_0_3
 from ._docstrings import _REMOVAL_AVERAGE_DOC, _averaged_by_default, _doc
 from ._perceptron import KernelPerceptron
 from ._rules_perceptron import ForgetronRule
@@ -143,10 +144,11 @@ class Forgetron(KernelPerceptron):
     _mixable = True
     _stream_params = KernelPerceptron._stream_params + ("budget", "shrink")
 
+    @positional_until_0_3("budget")
     def __init__(
         self,
-        budget=100,
         *,
+        budget=100,
         shrink="self-tuned",
         kernel="rbf",
         gamma="scale",

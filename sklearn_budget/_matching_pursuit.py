@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.deprecation import deprecated
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
@@ -22,6 +23,12 @@ from ._base import (
     _KernelClassifierMixin,
 )
 from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
+from ._deprecation import (
+    DEPRECATED,
+    DEPRECATED_CONSTRAINT,
+    positional_until_0_3,
+    renamed_value,
+)
 from ._kernels import (
     KERNELS,
     Kernel,
@@ -176,7 +183,7 @@ def _matching_pursuit(rows, Y, n_steps, backfit, n_candidates, tol, rng, report=
     threshold = tol * float(np.sum(Y * Y))
     selectable = rows.candidates()
     support, steps = [], []
-    stop = "n_components steps"
+    stop = "reached the budget"
     if backfit:
         # Y ~ Phi A with Phi = Q T (thin QR of the chosen columns): Q (k x n,
         # one column of Phi per row) is orthonormal, T upper triangular, and
@@ -299,14 +306,14 @@ class KernelMatchingPursuit(
     squared loss of the residual on the training set, ``||r - c k_j||^2``
     with the best ``c``: the ``j`` maximising ``(k_j . r)^2 / ||k_j||^2``,
     where ``k_j`` is the vector of the ``k(x_j, x_i)`` over the training
-    rows. The number of steps, ``n_components``, bounds the size of the
+    rows. The number of steps, ``budget``, bounds the size of the
     model. It is the batch baseline of Weston, Bordes and Bottou (2005,
     Fig. 4) for the budget Perceptrons: the Tighter Budget Perceptron
     removes members by the same kind of criterion, the training error.
 
     Parameters
     ----------
-    n_components : int, default=100
+    budget : int, default=100
         Number of greedy steps, hence the largest number of support
         vectors. Fewer are taken when fitting stops early (see ``tol``).
 
@@ -377,6 +384,13 @@ class KernelMatchingPursuit(
         ``working_memory``, the pool of candidates and the progress of
         their kernel rows; with 2 or more, a line every step.
 
+    n_components : int, default="deprecated"
+        The former name of ``budget``.
+
+        .. deprecated:: 0.1
+           ``n_components`` was renamed to ``budget`` in 0.1 and will be
+           removed in 0.3.
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -398,6 +412,10 @@ class KernelMatchingPursuit(
     n_components_ : int
         Number of support vectors, ``len(support_)``.
 
+        .. deprecated:: 0.1
+           ``n_components_`` is deprecated in 0.1 and will be removed in
+           0.3: use ``len(support_)``.
+
     gamma_ : float
         The kernel coefficient used: ``gamma`` itself when numeric, else the
         value that ``'scale'`` or ``'auto'`` resolved to on the data that
@@ -405,7 +423,7 @@ class KernelMatchingPursuit(
         ``gamma``).
 
     n_iter_ : int
-        Number of greedy steps taken. Equal to ``n_components_`` for
+        Number of greedy steps taken. Equal to ``len(support_)`` for
         backfitting; may exceed it for basic, which can select an example
         again.
 
@@ -532,8 +550,8 @@ class KernelMatchingPursuit(
     >>> from sklearn.datasets import make_moons
     >>> from sklearn_budget import KernelMatchingPursuit
     >>> X, y = make_moons(n_samples=200, noise=0.1, random_state=0)
-    >>> clf = KernelMatchingPursuit(n_components=20, gamma=2.0).fit(X, y)
-    >>> clf.n_components_
+    >>> clf = KernelMatchingPursuit(budget=20, gamma=2.0).fit(X, y)
+    >>> len(clf.support_)
     20
     >>> clf.score(X, y) > 0.95
     True
@@ -548,7 +566,7 @@ class KernelMatchingPursuit(
     _doc_link_template = _DOC_LINK_TEMPLATE
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "budget": [Interval(Integral, 1, None, closed="left")],
         "method": [StrOptions({"backfitting", "basic"})],
         "kernel": [StrOptions(set(KERNELS)), callable],
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="left")],
@@ -560,12 +578,14 @@ class KernelMatchingPursuit(
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "n_components": [Interval(Integral, 1, None, closed="left"), DEPRECATED_CONSTRAINT],
     }
 
+    @positional_until_0_3("budget")
     def __init__(
         self,
-        n_components=100,
         *,
+        budget=100,
         method="backfitting",
         kernel="rbf",
         gamma="scale",
@@ -577,8 +597,9 @@ class KernelMatchingPursuit(
         class_weight=None,
         random_state=None,
         verbose=0,
+        n_components=DEPRECATED,
     ):
-        self.n_components = n_components
+        self.budget = budget
         self.method = method
         self.kernel = kernel
         self.gamma = gamma
@@ -590,6 +611,7 @@ class KernelMatchingPursuit(
         self.class_weight = class_weight
         self.random_state = random_state
         self.verbose = verbose
+        self.n_components = n_components
 
     # The class weights of the online estimators: multipliers of the
     # sample weights of each class, validated alike.
@@ -625,6 +647,7 @@ class KernelMatchingPursuit(
             return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):
+        budget = renamed_value(self, "budget", "n_components")
         X = self._validate_X(X, reset=True)
         y, classes, w = _check_targets(X, y, sample_weight, None)
         y_ind = np.searchsorted(classes, y)
@@ -658,13 +681,13 @@ class KernelMatchingPursuit(
         )
         rng = check_random_state(self.random_state)
         pool = None if self.n_candidates is not None else self._pool(n, rng)
-        report = self._reporter(float(np.sum(Yw * Yw))) if self.verbose else None
+        report = self._reporter(float(np.sum(Yw * Yw)), budget) if self.verbose else None
         with np.errstate(all="ignore"):  # overflow is reported by _check_finite
             rows = _KernelRows(kernel, X, pool, sqrt_w, report and report.pool)
             support, alpha, n_iter, R, leverage, stop = _matching_pursuit(
                 rows,
                 Yw,
-                self.n_components,
+                budget,
                 self.method == "backfitting",
                 self.n_candidates,
                 self.tol,
@@ -689,7 +712,6 @@ class KernelMatchingPursuit(
         sv = X[support]
         self.support_vectors_ = sv if sp.issparse(sv) else np.ascontiguousarray(sv)
         self.dual_coef_ = np.ascontiguousarray(alpha.T)
-        self.n_components_ = int(support.size)
         self.n_iter_ = int(n_iter)
         if sqrt_w is not None:
             R = R / sqrt_w[:, None]
@@ -721,10 +743,16 @@ class KernelMatchingPursuit(
             )
         return np.sort(rng.choice(n, size=m, replace=False))
 
-    def _reporter(self, zero_loss):
-        """The progress callback of the greedy steps (``verbose > 0``)."""
+    # TODO(0.3): remove.
+    @deprecated("n_components_ is deprecated in 0.1 and will be removed in 0.3: use len(support_).")
+    @property
+    def n_components_(self):
+        return len(self.support_)
+
+    def _reporter(self, zero_loss, last):
+        """The progress callback of the greedy steps (``verbose > 0``), the
+        last of which is step ``last``."""
         every = 1 if self.verbose >= 2 else _VERBOSE_STEPS
-        last = self.n_components
 
         def report(step, n_support, R):
             if step % every and step != last:

@@ -7,7 +7,8 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._docstrings import _doc
+from ._deprecation import positional_until_0_3
+from ._docstrings import _AVERAGE_UNCHANGED, _VOTE_AVERAGE_DOC, _doc, _last_by_default
 from ._perceptron import KernelPerceptron
 from ._rules_perceptron import PassiveAggressiveRule
 
@@ -57,6 +58,9 @@ class KernelPassiveAggressive(KernelPerceptron):
     True
     """,
         vote=True,
+        average_doc=_last_by_default(
+            _VOTE_AVERAGE_DOC, _AVERAGE_UNCHANGED.format(gain="7.6", where="Banana")
+        ),
     )
 
     _parameter_constraints: dict = {
@@ -65,10 +69,11 @@ class KernelPassiveAggressive(KernelPerceptron):
         "loss": [StrOptions({"hinge", "squared_hinge"})],
     }
 
+    @positional_until_0_3("C")
     def __init__(
         self,
-        C=1.0,
         *,
+        C=1.0,
         loss="hinge",
         kernel="rbf",
         gamma="scale",

@@ -8,6 +8,7 @@ from numbers import Integral
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelOnlineClassifier
+from ._deprecation import positional_until_0_3
 from ._docstrings import _VOTE_AVERAGE_DOC, _averaged_by_default, _doc
 from ._rules_perceptron import PerceptronRule
 
@@ -152,10 +153,11 @@ class Stoptron(KernelPerceptron):
     _stream_params = KernelPerceptron._stream_params + ("budget",)
     _mixable = True
 
+    @positional_until_0_3("budget")
     def __init__(
         self,
-        budget=100,
         *,
+        budget=100,
         kernel="rbf",
         gamma="scale",
         degree=3,

@@ -8,6 +8,7 @@ from numbers import Integral
 from sklearn.utils._param_validation import Interval
 
 from ._base import REMOVAL_AVERAGE
+from ._deprecation import positional_until_0_3
 from ._docstrings import _REMOVAL_AVERAGE_DOC, _averaged_by_default, _doc
 from ._perceptron import KernelPerceptron
 from ._random import generator_state, set_generator_state
@@ -92,10 +93,11 @@ class RandomizedBudgetPerceptron(KernelPerceptron):
         "budget": [Interval(Integral, 1, None, closed="left")],
     }
 
+    @positional_until_0_3("budget")
     def __init__(
         self,
-        budget=100,
         *,
+        budget=100,
         kernel="rbf",
         gamma="scale",
         degree=3,

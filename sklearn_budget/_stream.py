@@ -24,15 +24,18 @@ plumbing; an estimator keeps its arrays in ``_state`` (a dict, with the
 # SPDX-License-Identifier: BSD-3-Clause
 
 import operator
+import warnings
 import weakref
 from numbers import Integral
 from time import perf_counter
 
 import numpy as np
 from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import unique_labels
 
+from ._deprecation import renamed_value, user_stacklevel
 from ._progress import _Progress
 from ._transaction import Transaction, before_change
 from ._validation import (
@@ -48,6 +51,12 @@ from ._validation import (
 _VALIDATED = weakref.WeakKeyDictionary()
 
 _PARAMETER_GETTERS = {}
+
+
+# A fit warns unless the mistakes of its last epoch are this many standard
+# deviations (of a binomial count of the majority's mistakes) below the
+# majority's: about a 2% chance that a model no better than it does not warn.
+_MAJORITY_Z = 2.0
 
 
 def _parameter_values(estimator):
@@ -121,6 +130,10 @@ class _OnlineStreamMixin:
     #: Attributes (lists, dicts) that a call grows in place: its undo record
     #: keeps copies.
     _mutable_attributes = ()
+
+    #: Renamed parameters, ``(new, old)``: a call that finds the old name set
+    #: warns and uses its value (see :func:`~sklearn_budget._deprecation.renamed_value`).
+    _renamed_parameters = ()
 
     # ------------------------------------------------------------------
     # Hooks
@@ -233,12 +246,29 @@ class _OnlineStreamMixin:
         -------
         self : object
             Fitted estimator.
+
+        Warns
+        -----
+        ConvergenceWarning
+            When ``fit`` played ``max_iter`` epochs where the ``tol``
+            criterion could have stopped it (see ``tol``); and when neither
+            the online mistakes of its last epoch nor those of the fitted
+            model on the training rows are significantly fewer than those
+            of always predicting the most frequent class (by two standard
+            deviations of that count; rows of equal weight only): then the
+            model has likely learnt nothing useful.
         """
         # A warm start changes the state in place; a reset replaces it.
         with self._transaction(deep=self.warm_start and hasattr(self, "_state")):
             return self._fit(X, y, sample_weight)
 
+    def _check_renamed_parameters(self):
+        """Warn about the deprecated names set (an error if both names are)."""
+        for new, old in self._renamed_parameters:
+            renamed_value(self, new, old)
+
     def _fit(self, X, y, sample_weight):
+        self._check_renamed_parameters()
         warm = self.warm_start and hasattr(self, "_state")
         if warm:
             self._check_stream_continues()
@@ -254,23 +284,27 @@ class _OnlineStreamMixin:
         rng = _shuffle_rng(self.random_state)
         # Rows are numbered after those of earlier calls of the stream (a
         # fit that starts the stream numbers them as rows of X).
-        index = self._stream_index(X.shape[0])
-        self._play_epochs(*self._keep_weighted(X, y_enc, w, index), rng, warm)
-        self._end_of_call(X.shape[0])
+        n_rows = X.shape[0]
+        X, y_enc, w, index = self._keep_weighted(X, y_enc, w, self._stream_index(n_rows))
+        last_mistakes = self._play_epochs(X, y_enc, w, index, rng, warm)
+        self._end_of_call(n_rows)
+        self._warn_if_majority_does_as_well(last_mistakes, X, y_enc, w)
         return self
 
     def _play_epochs(self, X, y, w, index, rng, warm):
         """Play up to ``max_iter`` epochs over the rows, in an order drawn from ``rng``.
 
-        ``warm``: whether the epochs go on with an earlier stream.
+        ``warm``: whether the epochs go on with an earlier stream. Returns the
+        mistakes of the last epoch.
         """
         rounds, mistakes, updates = self._counter_index
         verbose, clock = self.verbose, perf_counter()
         # The stopping rule of SGDClassifier, on the online mistake rate of
-        # each epoch instead of its loss (where the estimator has ``tol``).
-        tol = getattr(self, "tol", None)
+        # each epoch instead of its loss.
+        tol = self.tol
         best_rate, no_improvement = np.inf, 0
         stop = f"played max_iter={self.max_iter} epochs"
+        converged = False
         self.n_iter_ = 0
         for epoch in range(self.max_iter):
             counters = self._state["counters"]
@@ -297,11 +331,12 @@ class _OnlineStreamMixin:
             if progress is not None:
                 progress.end()
             counters = self._state["counters"]
+            epoch_mistakes = int(counters[mistakes]) - mistakes_before
             if counters[updates] == 0:
-                stop = "an epoch without updates"
+                stop, converged = "an epoch without updates", True
                 break
             if tol is not None:
-                rate = (int(counters[mistakes]) - mistakes_before) / X.shape[0]
+                rate = epoch_mistakes / X.shape[0]
                 no_improvement = no_improvement + 1 if rate > best_rate - tol else 0
                 best_rate = min(best_rate, rate)
                 if no_improvement >= self.n_iter_no_change:
@@ -309,13 +344,88 @@ class _OnlineStreamMixin:
                         f"the mistake rate did not improve by tol={tol} for "
                         f"{self.n_iter_no_change} epochs"
                     )
+                    converged = True
                     break
+        if not converged:
+            self._warn_if_not_converged()
         if verbose:
             print(
                 f"Stopped after {self.n_iter_} epochs ({stop}), "
                 f"{perf_counter() - clock:.2f} seconds in total.",
                 flush=True,
             )
+        return epoch_mistakes
+
+    def _warn_if_not_converged(self):
+        """``ConvergenceWarning`` of a fit that played ``max_iter`` epochs
+        where the ``tol`` criterion could have stopped it.
+
+        As SGDClassifier's. The first epoch always improves on the start, so
+        the criterion needs ``n_iter_no_change + 1`` epochs at least: with
+        fewer, in particular with the defaults and with a single pass
+        (``max_iter=1``, an online pass rather than an iterative solver),
+        reaching ``max_iter`` says nothing about convergence.
+        """
+        if self.tol is None or self.max_iter <= self.n_iter_no_change:
+            return
+        warnings.warn(
+            f"{type(self).__name__} played max_iter={self.max_iter} epochs and its online "
+            f"mistake rate was still improving by more than tol={self.tol} within the last "
+            f"n_iter_no_change={self.n_iter_no_change} epochs: increase max_iter, or set "
+            "tol=None to play max_iter epochs without this check.",
+            ConvergenceWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+    def _warn_if_majority_does_as_well(self, epoch_mistakes, X, y, w):
+        """``ConvergenceWarning`` of a fitted model that does no better than
+        always predicting the most frequent class.
+
+        ``X``, ``y``, ``w``: the rows played, their class indices and
+        weights. The majority class would miss the ``n_others`` rows of the
+        other classes; a model that collapsed to it misses about as many,
+        give or take the noise of a binomial count, so a count of mistakes
+        is "not significantly fewer" unless it is below by ``_MAJORITY_Z``
+        of its standard deviations. The online mistakes of the last epoch,
+        made before each row's update, cost nothing to check; they are those
+        of the hypotheses played, not of the fitted model when it is their
+        average, so a fit that fails the check is confirmed by the fitted
+        model's own mistakes on the rows (in sample, so if anything
+        optimistic). The mistakes are counted unweighted: the check is made
+        only when every row weighs the same.
+        """
+        if not np.all(w == w[0]):
+            return
+        n = y.shape[0]
+        n_others = n - int(np.bincount(y).max())
+        threshold = n_others - _MAJORITY_Z * np.sqrt(n_others * (n - n_others) / n)
+        if epoch_mistakes < threshold:
+            return
+        with warnings.catch_warnings():
+            # Validation has taken the feature names off the rows.
+            warnings.filterwarnings("ignore", "X does not have valid feature names")
+            fitted_mistakes = int(np.sum(self.predict(X) != self.classes_[y]))
+        if fitted_mistakes < threshold:
+            return
+        params = self.get_params(deep=False)
+        remedies = [
+            remedy
+            for name, remedy in (
+                ("budget", "a larger budget"),
+                ("gamma", "another gamma (the kernel width)"),
+                ("learning_rate", "another learning_rate"),
+            )
+            if name in params
+        ]
+        warnings.warn(
+            f"{type(self).__name__} made {epoch_mistakes} online mistakes on the {n} rows "
+            f"of its last epoch and its fitted model {fitted_mistakes}, not significantly "
+            f"fewer than the {n_others} of always predicting the most frequent class: the "
+            "model may have learnt nothing useful. "
+            f"Try {', '.join(remedies + ['another estimator'])}.",
+            ConvergenceWarning,
+            stacklevel=user_stacklevel(),
+        )
 
     # ------------------------------------------------------------------
     # partial_fit
@@ -324,8 +434,10 @@ class _OnlineStreamMixin:
         """Play the rows of ``(X, y)`` as the next rounds of the stream.
 
         ``max_iter``, ``tol`` and ``n_iter_no_change`` do not apply: each
-        row is played once. ``class_weight='balanced'`` is refused (pass the
-        weights as a dict).
+        row is played once, and no convergence is checked (``n_mistakes_``
+        counts the mistakes of the stream, to compare with the count of its
+        rows outside the most frequent class). ``class_weight='balanced'``
+        is refused (pass the weights as a dict).
 
         Parameters
         ----------
@@ -401,6 +513,7 @@ class _OnlineStreamMixin:
 
     def _play_next_rounds(self, X, y_enc, w):
         """Play validated rows as the next rounds of the stream (``partial_fit``)."""
+        self._check_renamed_parameters()
         index = self._stream_index(X.shape[0])
         # Lines count the rounds of the whole stream.
         progress = _Progress(self, self.verbose_interval) if self.verbose else None

@@ -138,7 +138,7 @@ TEST_PARAMS = {
     },
     # Its other configurations are checked in tests/test_matching_pursuit.py.
     "KernelMatchingPursuit": {
-        "onnx": [{"n_components": 12}],
+        "onnx": [{"budget": 12}],
     },
     "KernelPassiveAggressive": {
         "checks": [
@@ -199,7 +199,7 @@ TEST_PARAMS = {
         ],
     },
     "Winnow": {
-        "onnx": [{"eta": 0.3}],
+        "onnx": [{"learning_rate": 0.3}],
     },
 }
 

@@ -32,19 +32,19 @@ TIE = 1e-9  # the compiled pool's tie tolerance between losses
 
 CASES = {
     "forgetron": (
-        lambda B, **kw: Forgetron(B, **kw),
+        lambda B, **kw: Forgetron(budget=B, **kw),
         lambda cl, B, **kw: RefForgetron(cl, B, **kw),
     ),
     "rbp": (
-        lambda B, **kw: RandomizedBudgetPerceptron(B, **kw),
+        lambda B, **kw: RandomizedBudgetPerceptron(budget=B, **kw),
         lambda cl, B, **kw: RefRBP(cl, B, **kw),
     ),
     "budget": (
-        lambda B, **kw: BudgetPerceptron(B, max_iter=5, **kw),
+        lambda B, **kw: BudgetPerceptron(budget=B, max_iter=5, **kw),
         lambda cl, B, **kw: RefBudget(cl, B, **kw),
     ),
     "tighter-support": (
-        lambda B, **kw: TighterBudgetPerceptron(B, error_set="support", max_iter=5, **kw),
+        lambda B, **kw: TighterBudgetPerceptron(budget=B, error_set="support", max_iter=5, **kw),
         lambda cl, B, **kw: RefBudget(cl, B, removal="support", **kw),
     ),
 }
@@ -189,8 +189,8 @@ def test_bounded_average_close_to_exact_on_two_classes():
     y = (np.sin(2 * X[:, 0]) + X[:, 1] + 0.5 * rng.randn(5000) > 0).astype(int)
     X, y, Xt, yt = X[:3000], y[:3000], X[3000:], y[3000:]
     for make in (
-        lambda av: Forgetron(100, average=av),
-        lambda av: RandomizedBudgetPerceptron(100, average=av),
+        lambda av: Forgetron(budget=100, average=av),
+        lambda av: RandomizedBudgetPerceptron(budget=100, average=av),
     ):
         exact = make("exact").set_params(gamma=GAMMA, random_state=0).fit(X, y)
         bounded = make(True).set_params(gamma=GAMMA, random_state=0).fit(X, y)
@@ -209,7 +209,9 @@ def test_pool_inverse_stays_accurate_on_ill_conditioned_streams(gamma):
         [base[rng.randint(40, size=6000)] + 1e-9 * rng.randn(6000, 3), rng.randn(2000, 3)]
     )
     y = (X[:, 0] + 0.3 * rng.randn(len(X)) > 0).astype(int)
-    est = Forgetron(25, gamma=gamma, average=True, random_state=0).partial_fit(X, y, classes=[0, 1])
+    est = Forgetron(budget=25, gamma=gamma, average=True, random_state=0).partial_fit(
+        X, y, classes=[0, 1]
+    )
     state = est._state
     n = int(state["pool_ints"][0])
     assert 0 < n <= 25
@@ -221,11 +223,11 @@ def test_pool_inverse_stays_accurate_on_ill_conditioned_streams(gamma):
 
 def test_exact_average_is_the_research_option():
     X, y = make_stream(600, 2, seed=1)
-    exact = Forgetron(10, gamma=GAMMA, average="exact").fit(X, y)
-    last = Forgetron(10, gamma=GAMMA, average=False).fit(X, y)
+    exact = Forgetron(budget=10, gamma=GAMMA, average="exact").fit(X, y)
+    last = Forgetron(budget=10, gamma=GAMMA, average=False).fit(X, y)
     assert len(exact.support_) > 10 and len(last.support_) <= 10
     with pytest.raises(ValueError, match="average"):
-        Forgetron(10, average="vote").fit(X, y)
+        Forgetron(budget=10, average="vote").fit(X, y)
 
 
 def _state_bytes(est):
@@ -261,8 +263,8 @@ def test_indefinite_kernels_refuse_the_bounded_average(kernel):
     X, y = make_stream(200, 2, seed=2)
     X = np.abs(X)
     with pytest.raises(ValueError, match="not positive semi-definite"):
-        Forgetron(10, kernel=kernel, average=True).fit(X, y)
+        Forgetron(budget=10, kernel=kernel, average=True).fit(X, y)
     with pytest.raises(ValueError, match="not positive semi-definite"):
-        BudgetPerceptron(10, kernel=kernel).partial_fit(X, y, classes=[0, 1])
-    assert len(Forgetron(10, kernel=kernel, average="exact").fit(X, y).support_) > 10
-    assert len(BudgetPerceptron(10, kernel=kernel, average=False).fit(X, y).support_) <= 10
+        BudgetPerceptron(budget=10, kernel=kernel).partial_fit(X, y, classes=[0, 1])
+    assert len(Forgetron(budget=10, kernel=kernel, average="exact").fit(X, y).support_) > 10
+    assert len(BudgetPerceptron(budget=10, kernel=kernel, average=False).fit(X, y).support_) <= 10

@@ -132,9 +132,9 @@ def test_partial_fit_splits_give_the_same_model(case, sparse):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda seed: RandomizedBudgetPerceptron(10, gamma=GAMMA, random_state=seed),
+        lambda seed: RandomizedBudgetPerceptron(budget=10, gamma=GAMMA, random_state=seed),
         lambda seed: TighterBudgetPerceptron(
-            10,
+            budget=10,
             error_set="random",
             error_set_size=20,
             average=False,
@@ -187,7 +187,7 @@ MEMORY_CASES = {
         if name not in ("tighter-all", "tighter-flip")
     },
     "tighter-flip": lambda B, **kw: TighterBudgetPerceptron(
-        B, error_set="flip", error_set_size=40, **_last(kw)
+        budget=B, error_set="flip", error_set_size=40, **_last(kw)
     ),
 }
 
@@ -212,9 +212,9 @@ def test_memory_does_not_grow_with_the_stream(case):
 def test_tighter_all_keeps_every_round():
     # The documented exception: error_set='all' grows with the stream.
     X, y = make_stream(600, 2, seed=0)
-    est = TighterBudgetPerceptron(5, error_set="all", average=False, gamma=GAMMA).partial_fit(
-        X[:300], y[:300], classes=np.unique(y)
-    )
+    est = TighterBudgetPerceptron(
+        budget=5, error_set="all", average=False, gamma=GAMMA
+    ).partial_fit(X[:300], y[:300], classes=np.unique(y))
     assert est._state["E_ints"][0] == 300  # entries of E
     est.partial_fit(X[300:], y[300:])
     assert est._state["E_ints"][0] == 600
@@ -222,7 +222,7 @@ def test_tighter_all_keeps_every_round():
 
 def test_mira_starts_with_a_perceptron_step():
     X = np.array([[0.0, 0.0], [0.0, 0.0]])
-    est = BudgetPerceptron(5, update="mira", average=False, gamma=1.0).partial_fit(
+    est = BudgetPerceptron(budget=5, update="mira", average=False, gamma=1.0).partial_fit(
         X, [0, 1], classes=[0, 1]
     )
     # Round 1: empty hypothesis, step 1. Round 2: f = -1, step min(1, 1/1) = 1.
@@ -232,7 +232,7 @@ def test_mira_starts_with_a_perceptron_step():
 def test_forgetron_self_tuned_constraint():
     # Q never exceeds 15/32 of the mistakes, and the weights stay in (0, 1].
     X, y = make_stream(3000, 2, seed=5, noise=2.0)
-    est = Forgetron(20, gamma=GAMMA).partial_fit(X, y, classes=np.unique(y))
+    est = Forgetron(budget=20, gamma=GAMMA).partial_fit(X, y, classes=np.unique(y))
     assert 0 < est._Q <= 15 / 32 * est._M
     sigma = est._sigma[: est._n]
     assert np.all((sigma > 0) & (sigma <= 1))
@@ -243,7 +243,7 @@ def test_forgetron_small_shrink_stays_finite():
     # 0.05^300 underflows: the weights of the oldest members become exactly
     # zero rather than subnormal, and nothing becomes NaN or inf.
     X, y = make_stream(4000, 2, seed=5)
-    est = Forgetron(300, shrink=0.05, gamma=GAMMA, average=False)
+    est = Forgetron(budget=300, shrink=0.05, gamma=GAMMA, average=False)
     est.partial_fit(X, y, classes=np.unique(y))
     a = np.abs(est.dual_coef_)
     assert np.all(np.isfinite(a))
@@ -257,7 +257,7 @@ def test_budget_perceptron_removes_best_classified_member():
     # classified is the duplicate of an already present point.
     X = np.array([[0.0], [0.0], [5.0], [0.1]])
     y = np.array([0, 0, 1, 0])
-    est = BudgetPerceptron(2, beta=10.0, average=False, kernel="rbf", gamma=1.0).partial_fit(
+    est = BudgetPerceptron(budget=2, beta=10.0, average=False, kernel="rbf", gamma=1.0).partial_fit(
         X, y, classes=[0, 1]
     )
     # Rounds 1 and 2 (duplicates) fill the budget; round 3 removes the older
@@ -288,6 +288,8 @@ def test_tighter_counts_margins_within_the_tie_tolerance_as_errors():
     # (not the older row 0) is removed.
     X = np.array([[5.0], [0.0], [0.1], [0.2]])
     y = np.array([1, 1, 1, 1])
-    est = TighterBudgetPerceptron(3, beta=10.0, error_set="support", average=False, gamma=1.0)
+    est = TighterBudgetPerceptron(
+        budget=3, beta=10.0, error_set="support", average=False, gamma=1.0
+    )
     est.partial_fit(X, y, classes=[0, 1])
     np.testing.assert_array_equal(est.support_, [0, 2, 3])

@@ -55,7 +55,7 @@ _CLASS_WEIGHT_FAILS = {
 _KMP_CLASS_WEIGHT = (
     "least squares with as many components (100) as the check has training rows "
     "(50) interpolates every row whatever its weight: class weights only trade "
-    "errors off where the model cannot fit every row (with n_components=10 the "
+    "errors off where the model cannot fit every row (with budget=10 the "
     "check passes, see test_matching_pursuit.py)"
 )
 

@@ -95,7 +95,7 @@ def state(est):
 def test_matches_naive_reference(method, n_classes, kernel, gamma):
     X, y = data(n_classes=n_classes)
     Xt, _ = data(n=15, n_classes=n_classes, seed=1)
-    est = KernelMatchingPursuit(12, method=method, kernel=kernel, gamma=gamma, coef0=1.0)
+    est = KernelMatchingPursuit(budget=12, method=method, kernel=kernel, gamma=gamma, coef0=1.0)
     est.fit(X, y)
     K = gram(X, X, kernel, gamma)
     support, coef, steps = naive_kmp(K, targets(y), 12, method)
@@ -103,7 +103,7 @@ def test_matches_naive_reference(method, n_classes, kernel, gamma):
     np.testing.assert_array_equal(est.support_, support)
     np.testing.assert_allclose(est.dual_coef_, coef.T, rtol=1e-8, atol=1e-10)
     assert est.n_iter_ == steps == 12
-    assert est.n_components_ == len(support)
+    assert len(est.support_) == len(support)
     np.testing.assert_array_equal(est.support_vectors_, X[support])
     np.testing.assert_array_equal(est.classes_, np.unique(y))
     assert est.dual_coef_.shape == (1 if n_classes == 2 else n_classes, len(support))
@@ -122,12 +122,12 @@ def test_basic_selects_an_example_again():
     # More steps than rows: basic matching pursuit must come back to chosen
     # examples and add to their coefficients.
     X, y = data(n=10)
-    est = KernelMatchingPursuit(40, method="basic", gamma=0.5).fit(X, y)
+    est = KernelMatchingPursuit(budget=40, method="basic", gamma=0.5).fit(X, y)
     support, coef, steps = naive_kmp(
         pairwise_kernels(X, metric="rbf", gamma=0.5), targets(y), 40, "basic"
     )
     assert est.n_iter_ == steps == 40
-    assert est.n_components_ == len(support) <= 10
+    assert len(est.support_) == len(support) <= 10
     np.testing.assert_array_equal(est.support_, support)
     np.testing.assert_allclose(est.dual_coef_, coef.T, rtol=1e-8, atol=1e-10)
 
@@ -135,7 +135,7 @@ def test_basic_selects_an_example_again():
 @pytest.mark.parametrize("method", ["basic", "backfitting"])
 def test_tol_stops_like_the_reference(method):
     X, y = data()
-    est = KernelMatchingPursuit(30, method=method, gamma=0.5, tol=0.01).fit(X, y)
+    est = KernelMatchingPursuit(budget=30, method=method, gamma=0.5, tol=0.01).fit(X, y)
     K = pairwise_kernels(X, metric="rbf", gamma=0.5)
     support, coef, steps = naive_kmp(K, targets(y), 30, method, tol=0.01)
     assert 0 < est.n_iter_ == steps < 30
@@ -146,15 +146,15 @@ def test_tol_stops_like_the_reference(method):
 @pytest.mark.parametrize("method", ["basic", "backfitting"])
 def test_a_shorter_fit_is_a_prefix_of_a_longer_one(method):
     X, y = data(n_classes=3)
-    short = KernelMatchingPursuit(5, method=method, gamma=0.5).fit(X, y)
-    long = KernelMatchingPursuit(15, method=method, gamma=0.5).fit(X, y)
-    np.testing.assert_array_equal(long.support_[: short.n_components_], short.support_)
+    short = KernelMatchingPursuit(budget=5, method=method, gamma=0.5).fit(X, y)
+    long = KernelMatchingPursuit(budget=15, method=method, gamma=0.5).fit(X, y)
+    np.testing.assert_array_equal(long.support_[: len(short.support_)], short.support_)
     # The training squared loss never increases with more steps.
     Y = targets(y)
     losses = [
         np.sum((Y - est.decision_function(X)) ** 2)
         for est in (
-            KernelMatchingPursuit(k, method=method, gamma=0.5).fit(X, y) for k in (1, 5, 15)
+            KernelMatchingPursuit(budget=k, method=method, gamma=0.5).fit(X, y) for k in (1, 5, 15)
         )
     ]
     assert losses[0] > losses[1] > losses[2]
@@ -164,8 +164,8 @@ def test_backfitting_interpolates_once_every_row_is_chosen():
     # Well separated rows: the Gram matrix is well conditioned, so the
     # least-squares fit on all of them reproduces the targets.
     X, y = data(n=15)
-    est = KernelMatchingPursuit(100, gamma=2.0).fit(X, y)
-    assert est.n_components_ == est.n_iter_ == 15
+    est = KernelMatchingPursuit(budget=100, gamma=2.0).fit(X, y)
+    assert len(est.support_) == est.n_iter_ == 15
     np.testing.assert_allclose(est.decision_function(X), targets(y)[:, 0], atol=1e-6)
 
 
@@ -176,7 +176,7 @@ def test_backfitting_interpolates_once_every_row_is_chosen():
 @pytest.mark.parametrize("method", ["basic", "backfitting"])
 def test_blocked_kernel_rows_give_the_same_model(method, n_classes):
     X, y = data(n_classes=n_classes)
-    ref = KernelMatchingPursuit(12, method=method, gamma=0.5).fit(X, y)
+    ref = KernelMatchingPursuit(budget=12, method=method, gamma=0.5).fit(X, y)
     # 1e-3 MiB holds 3 kernel rows of 40 values, not the 40 x 40 matrix:
     # every row a candidate (n_candidates=40), the rows are computed afresh.
     calls = []
@@ -188,7 +188,7 @@ def test_blocked_kernel_rows_give_the_same_model(method, n_classes):
 
     with config_context(working_memory=1e-3), pytest.MonkeyPatch.context() as mp:
         mp.setattr(Kernel, "__call__", spy)
-        est = KernelMatchingPursuit(12, method=method, gamma=0.5, n_candidates=40).fit(X, y)
+        est = KernelMatchingPursuit(budget=12, method=method, gamma=0.5, n_candidates=40).fit(X, y)
     assert max(calls) <= 3
     np.testing.assert_array_equal(est.support_, ref.support_)
     np.testing.assert_allclose(est.dual_coef_, ref.dual_coef_, rtol=1e-8, atol=1e-10)
@@ -196,14 +196,14 @@ def test_blocked_kernel_rows_give_the_same_model(method, n_classes):
     calls.clear()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Kernel, "__call__", spy)
-        KernelMatchingPursuit(12, method=method, gamma=0.5).fit(X, y)
+        KernelMatchingPursuit(budget=12, method=method, gamma=0.5).fit(X, y)
     assert calls == [40]
 
 
 @pytest.mark.parametrize("method", ["basic", "backfitting"])
 def test_candidate_subsets_match_the_reference_with_the_same_draws(method):
     X, y = data(n_classes=3)
-    est = KernelMatchingPursuit(10, method=method, gamma=0.5, n_candidates=7, random_state=3)
+    est = KernelMatchingPursuit(budget=10, method=method, gamma=0.5, n_candidates=7, random_state=3)
     est.fit(X, y)
     rng = np.random.RandomState(3)
 
@@ -230,7 +230,7 @@ def test_past_working_memory_the_candidates_are_a_pool_kept_in_memory(method):
 
     with config_context(working_memory=3200 / 2**20), pytest.MonkeyPatch.context() as mp:
         mp.setattr(Kernel, "__call__", spy)
-        est = KernelMatchingPursuit(8, method=method, gamma=0.5, random_state=3).fit(X, y)
+        est = KernelMatchingPursuit(budget=8, method=method, gamma=0.5, random_state=3).fit(X, y)
     # The pool's rows once, in blocks of a tenth; none computed again by the steps.
     assert calls == [1] * 10
     pool = sorted(np.random.RandomState(3).choice(40, size=10, replace=False))
@@ -245,8 +245,8 @@ def test_past_working_memory_the_candidates_are_a_pool_kept_in_memory(method):
     assert est.n_iter_ == steps
     # Reproducible by random_state; another seed, another pool.
     with config_context(working_memory=3200 / 2**20):
-        again = KernelMatchingPursuit(8, method=method, gamma=0.5, random_state=3).fit(X, y)
-        other = KernelMatchingPursuit(8, method=method, gamma=0.5, random_state=4).fit(X, y)
+        again = KernelMatchingPursuit(budget=8, method=method, gamma=0.5, random_state=3).fit(X, y)
+        other = KernelMatchingPursuit(budget=8, method=method, gamma=0.5, random_state=4).fit(X, y)
     np.testing.assert_array_equal(again.dual_coef_, est.dual_coef_)
     assert not np.array_equal(other.support_, est.support_)
 
@@ -254,20 +254,20 @@ def test_past_working_memory_the_candidates_are_a_pool_kept_in_memory(method):
 def test_the_pool_is_every_row_up_to_the_limit():
     # 12,800 bytes hold the 40 x 40 Gram matrix: the exact search, in one call.
     X, y = data()
-    ref = KernelMatchingPursuit(12, gamma=0.5).fit(X, y)
+    ref = KernelMatchingPursuit(budget=12, gamma=0.5).fit(X, y)
     with config_context(working_memory=12800 / 2**20):
-        est = KernelMatchingPursuit(12, gamma=0.5).fit(X, y)
+        est = KernelMatchingPursuit(budget=12, gamma=0.5).fit(X, y)
     np.testing.assert_array_equal(est.support_, ref.support_)
     np.testing.assert_array_equal(est.dual_coef_, ref.dual_coef_)
     with config_context(working_memory=12799 / 2**20):
-        pooled = KernelMatchingPursuit(12, gamma=0.5, random_state=0).fit(X, y)
+        pooled = KernelMatchingPursuit(budget=12, gamma=0.5, random_state=0).fit(X, y)
     assert pooled.n_components_ == 12
 
 
 def test_verbose_reports_the_pool(capsys):
     X, y = data()
     with config_context(working_memory=3200 / 2**20):
-        KernelMatchingPursuit(3, gamma=0.5, random_state=0, verbose=1).fit(X, y)
+        KernelMatchingPursuit(budget=3, gamma=0.5, random_state=0, verbose=1).fit(X, y)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("The Gram matrix of 40 rows (0 MiB) exceeds working_memory")
     assert "the candidates are 10 rows drawn at random" in lines[0]
@@ -280,15 +280,15 @@ def test_verbose_reports_the_pool(capsys):
 def test_candidate_subsets_are_reproducible_by_random_state():
     X, y = data(n=80)
     fits = [
-        KernelMatchingPursuit(10, gamma=0.5, n_candidates=5, random_state=s).fit(X, y)
+        KernelMatchingPursuit(budget=10, gamma=0.5, n_candidates=5, random_state=s).fit(X, y)
         for s in (0, 0, 1)
     ]
     np.testing.assert_array_equal(fits[0].support_, fits[1].support_)
     np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
     assert not np.array_equal(fits[0].support_, fits[2].support_)
     # As many candidates as rows: the full search.
-    full = KernelMatchingPursuit(10, gamma=0.5).fit(X, y)
-    every = KernelMatchingPursuit(10, gamma=0.5, n_candidates=80, random_state=0).fit(X, y)
+    full = KernelMatchingPursuit(budget=10, gamma=0.5).fit(X, y)
+    every = KernelMatchingPursuit(budget=10, gamma=0.5, n_candidates=80, random_state=0).fit(X, y)
     np.testing.assert_array_equal(full.support_, every.support_)
     np.testing.assert_allclose(full.dual_coef_, every.dual_coef_, rtol=1e-8, atol=1e-10)
 
@@ -302,9 +302,9 @@ def test_duplicate_rows_are_skipped_by_backfitting(blocked):
     Xd, yd = np.vstack([X, X, X[:5]]), np.r_[y, y, y[:5]]
     with config_context(working_memory=1e-3 if blocked else 1024):
         # Every row a candidate, computed afresh when blocked.
-        est = KernelMatchingPursuit(100, gamma=2.0, n_candidates=len(yd)).fit(Xd, yd)
+        est = KernelMatchingPursuit(budget=100, gamma=2.0, n_candidates=len(yd)).fit(Xd, yd)
     # Each distinct point at most once, every one of them in the end.
-    assert est.n_components_ == 15
+    assert len(est.support_) == 15
     assert len(np.unique(est.support_ % 15)) == 15
     np.testing.assert_allclose(est.decision_function(Xd), targets(yd)[:, 0], atol=1e-6)
     # The coefficients are the least-squares fit on the chosen columns.
@@ -317,7 +317,7 @@ def test_duplicate_rows_with_both_labels():
     X, y = data(n=20)
     Xd, yd = np.vstack([X, X]), np.r_[y, 1 - y]
     for method in ("basic", "backfitting"):
-        est = KernelMatchingPursuit(60, method=method, gamma=1.0).fit(Xd, yd)
+        est = KernelMatchingPursuit(budget=60, method=method, gamma=1.0).fit(Xd, yd)
         assert np.isfinite(est.dual_coef_).all()
         # Opposite labels on the same point: the best fit there is zero.
         np.testing.assert_allclose(est.decision_function(X), 0.0, atol=1e-6)
@@ -332,14 +332,14 @@ def test_a_rank_deficient_kernel_stops_at_its_rank(kernel, n_features, rank):
     # space, with the least-squares fit; a zero row is never chosen.
     X, y = data(n=40, n_features=n_features)
     X[0] = 0.0
-    est = KernelMatchingPursuit(30, kernel=kernel, gamma=0.5).fit(X, y)
-    assert est.n_components_ == est.n_iter_ == rank
+    est = KernelMatchingPursuit(budget=30, kernel=kernel, gamma=0.5).fit(X, y)
+    assert len(est.support_) == est.n_iter_ == rank
     assert 0 not in est.support_
     K = gram(X, X, kernel, 0.5, coef0=0.0)
     support, coef, _ = naive_kmp(K, targets(y), rank, "backfitting")
     np.testing.assert_array_equal(est.support_, support)
     np.testing.assert_allclose(est.dual_coef_, coef.T, rtol=1e-8, atol=1e-10)
-    basic = KernelMatchingPursuit(30, method="basic", kernel=kernel, gamma=0.5).fit(X, y)
+    basic = KernelMatchingPursuit(budget=30, method="basic", kernel=kernel, gamma=0.5).fit(X, y)
     assert basic.n_iter_ == 30 and 0 not in basic.support_
 
 
@@ -352,17 +352,17 @@ def test_ill_conditioned_problems_stay_finite(method, gamma):
     base = np.abs(rng.randn(30, 3))
     X = np.vstack([base, base, base + 1e-12 * rng.rand(30, 3), base[:5]])
     y = np.r_[np.arange(30) % 2, 1 - np.arange(30) % 2, np.arange(30) % 2, np.zeros(5, int)]
-    est = KernelMatchingPursuit(200, method=method, gamma=gamma).fit(X, y)
+    est = KernelMatchingPursuit(budget=200, method=method, gamma=gamma).fit(X, y)
     assert np.isfinite(est.dual_coef_).all()
     assert np.isfinite(est.decision_function(X)).all()
-    assert len(np.unique(est.support_)) == est.n_components_
+    assert len(np.unique(est.support_)) == len(est.support_)
 
 
 def test_sparse_input_gives_the_dense_model():
     X, y = data(n_classes=3)
     X[np.abs(X) < 0.5] = 0.0
-    dense = KernelMatchingPursuit(10, gamma=0.5).fit(X, y)
-    est = KernelMatchingPursuit(10, gamma=0.5).fit(sp.csr_matrix(X), y)
+    dense = KernelMatchingPursuit(budget=10, gamma=0.5).fit(X, y)
+    est = KernelMatchingPursuit(budget=10, gamma=0.5).fit(sp.csr_matrix(X), y)
     np.testing.assert_array_equal(est.support_, dense.support_)
     np.testing.assert_allclose(est.dual_coef_, dense.dual_coef_, rtol=1e-8, atol=1e-10)
     assert sp.issparse(est.support_vectors_)
@@ -371,9 +371,9 @@ def test_sparse_input_gives_the_dense_model():
 
 def test_gamma_scale_is_that_of_svc():
     X, y = data()
-    est = KernelMatchingPursuit(5).fit(X, y)
+    est = KernelMatchingPursuit(budget=5).fit(X, y)
     assert est.gamma_ == pytest.approx(1.0 / (X.shape[1] * X.var()))
-    ref = KernelMatchingPursuit(5, gamma=1.0 / (X.shape[1] * X.var())).fit(X, y)
+    ref = KernelMatchingPursuit(budget=5, gamma=1.0 / (X.shape[1] * X.var())).fit(X, y)
     np.testing.assert_array_equal(est.support_, ref.support_)
 
 
@@ -382,7 +382,7 @@ def test_gamma_scale_is_that_of_svc():
 # ----------------------------------------------------------------------
 def test_bad_input_gets_sklearn_errors_and_leaves_the_model():
     X, y = data()
-    est = KernelMatchingPursuit(5, gamma=0.5).fit(X, y)
+    est = KernelMatchingPursuit(budget=5, gamma=0.5).fit(X, y)
     before = state(est)
     Xnan = X.copy()
     Xnan[3, 1] = np.nan
@@ -425,7 +425,9 @@ def test_caller_arrays_are_not_modified():
     for Xf in (X.copy(), np.asfortranarray(X), X.astype(np.float32), unsorted):
         for n_candidates in (None, 10):
             before, y0 = snapshot(Xf), y.copy()
-            est = KernelMatchingPursuit(5, gamma=0.5, n_candidates=n_candidates, random_state=0)
+            est = KernelMatchingPursuit(
+                budget=5, gamma=0.5, n_candidates=n_candidates, random_state=0
+            )
             est.fit(Xf, y).predict(Xf)
             assert snapshot(Xf) == before
             np.testing.assert_array_equal(y, y0)
@@ -436,7 +438,7 @@ def test_caller_arrays_are_not_modified():
 @pytest.mark.parametrize("method", ["basic", "backfitting"])
 def test_huge_features_give_a_finite_model_or_a_clear_error(method, kernel, scale):
     X, y = data()
-    est = KernelMatchingPursuit(5, method=method, kernel=kernel, gamma=0.5).fit(X, y)
+    est = KernelMatchingPursuit(budget=5, method=method, kernel=kernel, gamma=0.5).fit(X, y)
     before = state(est)
     try:
         est.fit(X * scale, y)
@@ -445,7 +447,7 @@ def test_huge_features_give_a_finite_model_or_a_clear_error(method, kernel, scal
         assert state(est) == before
     else:
         # Not an empty model from overflowed scores.
-        assert est.n_components_ == 5
+        assert len(est.support_) == 5
         assert np.isfinite(est.dual_coef_).all()
     try:
         scores = est.decision_function(X * scale)
@@ -461,7 +463,7 @@ def nan_kernel(a, b):
 
 def test_a_callable_kernel_returning_nan_is_named():
     X, y = data(20)
-    est = KernelMatchingPursuit(5, kernel=nan_kernel)
+    est = KernelMatchingPursuit(budget=5, kernel=nan_kernel)
     with pytest.raises(ValueError, match="kernel 'nan_kernel'.*NaN or infinite"):
         est.fit(X, y)
     with pytest.raises(NotFittedError):
@@ -472,7 +474,7 @@ def test_a_callable_kernel_returning_nan_is_named():
 def test_an_interrupted_fit_keeps_the_previous_model(exc, monkeypatch):
     X, y = data()
     # Every row a candidate, computed afresh at every step past 1e-3 MiB.
-    est = KernelMatchingPursuit(5, gamma=0.5, n_candidates=40).fit(X[:20], y[:20])
+    est = KernelMatchingPursuit(budget=5, gamma=0.5, n_candidates=40).fit(X[:20], y[:20])
     before = state(est)
     calls = []
     original = Kernel.__call__
@@ -488,20 +490,20 @@ def test_an_interrupted_fit_keeps_the_previous_model(exc, monkeypatch):
         est.fit(X, y)
     assert state(est) == before
     calls.clear()
-    fresh = KernelMatchingPursuit(5, gamma=0.5, n_candidates=40)
+    fresh = KernelMatchingPursuit(budget=5, gamma=0.5, n_candidates=40)
     with config_context(working_memory=1e-3), pytest.raises(exc):
         fresh.fit(X, y)
-    assert state(fresh) == state(KernelMatchingPursuit(5, gamma=0.5, n_candidates=40))
+    assert state(fresh) == state(KernelMatchingPursuit(budget=5, gamma=0.5, n_candidates=40))
 
 
 def test_string_labels_and_pickle():
     X, y = data(n_classes=3)
     labels = np.array(["ant", "bee", "cat"])[y]
-    est = KernelMatchingPursuit(8, gamma=0.5).fit(X, labels)
+    est = KernelMatchingPursuit(budget=8, gamma=0.5).fit(X, labels)
     np.testing.assert_array_equal(est.classes_, ["ant", "bee", "cat"])
     assert est.decision_function(X).shape == (len(y), 3)
     assert set(est.predict(X)) <= set(est.classes_)
-    ref = KernelMatchingPursuit(8, gamma=0.5).fit(X, y)
+    ref = KernelMatchingPursuit(budget=8, gamma=0.5).fit(X, y)
     np.testing.assert_array_equal(est.support_, ref.support_)
     loaded = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(loaded.decision_function(X), est.decision_function(X))
@@ -572,7 +574,7 @@ def test_integer_weights_are_repeated_rows(method, n_classes):
     # the same model as the repeated rows (rows of weight 0 are dropped).
     X, y = data(60, n_classes=n_classes, seed=3)
     w = np.random.RandomState(1).randint(0, 4, size=len(y))
-    est = KernelMatchingPursuit(12, method=method)
+    est = KernelMatchingPursuit(budget=12, method=method)
     a = clone(est).fit(X, y, sample_weight=w)
     b = clone(est).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
     assert a.gamma_ == pytest.approx(b.gamma_, rel=1e-12)
@@ -589,15 +591,15 @@ def test_class_weight_is_the_same_as_the_sample_weight(n_classes):
     class_weight = {0: 2.5, 1: 0.4}
     sw = np.random.RandomState(0).uniform(0.5, 2.0, size=len(y))
     per_row = np.array([class_weight.get(c, 1.0) for c in range(n_classes)])[y]
-    a = KernelMatchingPursuit(10, class_weight=class_weight).fit(X, y, sample_weight=sw)
-    b = KernelMatchingPursuit(10).fit(X, y, sample_weight=sw * per_row)
+    a = KernelMatchingPursuit(budget=10, class_weight=class_weight).fit(X, y, sample_weight=sw)
+    b = KernelMatchingPursuit(budget=10).fit(X, y, sample_weight=sw * per_row)
     np.testing.assert_array_equal(a.support_, b.support_)
     np.testing.assert_array_equal(a.dual_coef_, b.dual_coef_)
     assert a.proba_scale_ == b.proba_scale_
     counts = np.bincount(y)
     manual = {c: len(y) / (n_classes * counts[c]) for c in range(n_classes)}
-    a = KernelMatchingPursuit(10, class_weight="balanced").fit(X, y)
-    b = KernelMatchingPursuit(10, class_weight=manual).fit(X, y)
+    a = KernelMatchingPursuit(budget=10, class_weight="balanced").fit(X, y)
+    b = KernelMatchingPursuit(budget=10, class_weight=manual).fit(X, y)
     np.testing.assert_array_equal(a.support_, b.support_)
     np.testing.assert_allclose(a.dual_coef_, b.dual_coef_, rtol=1e-10)
     with pytest.raises(ValueError, match="times the class weights .* are all zero"):
@@ -609,7 +611,7 @@ def test_class_weight_is_the_same_as_the_sample_weight(n_classes):
 def test_weighted_fit_is_the_weighted_least_squares_of_the_naive_loop():
     X, y = data(50, seed=5)
     w = np.random.RandomState(2).uniform(0.2, 3.0, size=len(y))
-    est = KernelMatchingPursuit(8, gamma=0.5).fit(X, y, sample_weight=w)
+    est = KernelMatchingPursuit(budget=8, gamma=0.5).fit(X, y, sample_weight=w)
     # The naive loop on the rows and targets scaled by sqrt(w).
     s = np.sqrt(w)
     K = gram(X, X, "rbf", 0.5) * s[:, None]
@@ -628,7 +630,7 @@ def test_class_weight_check_passes_when_the_model_cannot_interpolate():
         X, y = make_blobs(centers=n_centers, random_state=0, cluster_std=20)
         X, Xt, y, yt = train_test_split(X, y, test_size=0.5, random_state=0)
         weights = {c: 1e-4 for c in range(n_centers)} | {0: 1000}
-        est = KernelMatchingPursuit(10, class_weight=weights).fit(X, y)
+        est = KernelMatchingPursuit(budget=10, class_weight=weights).fit(X, y)
         assert np.mean(est.predict(Xt) == 0) > 0.87
         # The default's 100 components fit the light rows too (the xfail).
         full = KernelMatchingPursuit(class_weight=weights).fit(X, y)
@@ -686,7 +688,7 @@ def test_hat_diagonal_of_basic_is_that_of_the_product_of_projections():
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_predict_proba_agrees_with_predict(method, n_classes):
     X, y = data(120, n_classes=n_classes, seed=8)
-    est = KernelMatchingPursuit(15, method=method).fit(X, y)
+    est = KernelMatchingPursuit(budget=15, method=method).fit(X, y)
     for A in (X, sp.csr_matrix(X)):
         proba = est.predict_proba(A)
         assert proba.shape == (len(y), n_classes) and np.isfinite(proba).all()
@@ -699,7 +701,7 @@ def test_predict_proba_agrees_with_predict(method, n_classes):
 def test_probabilities_of_an_interpolating_fit_are_nearly_uniform():
     # Every row chosen: no row has an out-of-sample score.
     X, y = data(20, seed=9)
-    est = KernelMatchingPursuit(50, gamma=5.0).fit(X, y)
+    est = KernelMatchingPursuit(budget=50, gamma=5.0).fit(X, y)
     assert est.score(X, y) == 1.0
     proba = est.predict_proba(X)
     np.testing.assert_allclose(proba, 0.5, atol=1e-4)
@@ -719,7 +721,7 @@ def test_log_loss_is_near_that_of_calibrated_classifier_cv(data_home):
         data_home=data_home, subset="test", download_if_missing=False, return_X_y=True
     )
     X, y = X[:1500], y[:1500]
-    est = KernelMatchingPursuit(50)
+    est = KernelMatchingPursuit(budget=50)
     ours = log_loss(yt, est.fit(X, y).predict_proba(Xt))
     cal = CalibratedClassifierCV(est, cv=3, ensemble=False).fit(X, y)
     theirs = log_loss(yt, cal.predict_proba(Xt))
@@ -738,7 +740,7 @@ def test_sample_weight_is_routed_in_a_pipeline():
     with config(enable_metadata_routing=True):
         pipe = make_pipeline(
             StandardScaler().set_fit_request(sample_weight=False),
-            KernelMatchingPursuit(8)
+            KernelMatchingPursuit(budget=8)
             .set_fit_request(sample_weight=True)
             .set_score_request(sample_weight=True),
         )
@@ -747,30 +749,32 @@ def test_sample_weight_is_routed_in_a_pipeline():
         # weights of the default scorer through the pipeline's score.
         scorer = make_scorer(accuracy_score).set_score_request(sample_weight=True)
         scores = cross_validate(pipe, X, y, cv=3, scoring=scorer, params={"sample_weight": w})
-    direct = KernelMatchingPursuit(8).fit(StandardScaler().fit_transform(X), y, sample_weight=w)
+    direct = KernelMatchingPursuit(budget=8).fit(
+        StandardScaler().fit_transform(X), y, sample_weight=w
+    )
     np.testing.assert_array_equal(routed.dual_coef_, direct.dual_coef_)
-    unweighted = KernelMatchingPursuit(8).fit(StandardScaler().fit_transform(X), y)
+    unweighted = KernelMatchingPursuit(budget=8).fit(StandardScaler().fit_transform(X), y)
     assert not np.array_equal(routed.dual_coef_, unweighted.dual_coef_)
     assert len(scores["test_score"]) == 3
 
 
 def test_verbose_reports_the_steps(capsys):
     X, y = data(80, seed=11)
-    quiet = KernelMatchingPursuit(25).fit(X, y)
+    quiet = KernelMatchingPursuit(budget=25).fit(X, y)
     assert capsys.readouterr().out == ""
-    loud = KernelMatchingPursuit(25, verbose=1).fit(X, y)
+    loud = KernelMatchingPursuit(budget=25, verbose=1).fit(X, y)
     out = capsys.readouterr().out
     np.testing.assert_array_equal(loud.dual_coef_, quiet.dual_coef_)
     lines = [line for line in out.splitlines() if line.startswith("step:")]
     assert [int(line.split(",")[0].split()[1]) for line in lines] == [10, 20, 25]
     losses = [float(line.split("training loss: ")[1].split(",")[0]) for line in lines]
     assert losses == sorted(losses, reverse=True)
-    assert "Stopped after 25 steps (n_components steps)" in out
-    KernelMatchingPursuit(5, verbose=2).fit(X, y)
+    assert "Stopped after 25 steps (reached the budget)" in out
+    KernelMatchingPursuit(budget=5, verbose=2).fit(X, y)
     out = capsys.readouterr().out
     assert [line.split(",")[0] for line in out.splitlines()[:5]] == [
         f"step: {k}" for k in range(1, 6)
     ]
     # Stopping early says why.
-    KernelMatchingPursuit(100, gamma=5.0, verbose=1).fit(X[:10], y[:10])
+    KernelMatchingPursuit(budget=100, gamma=5.0, verbose=1).fit(X[:10], y[:10])
     assert "Stopped after 10 steps (no candidate" in capsys.readouterr().out

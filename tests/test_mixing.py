@@ -110,22 +110,22 @@ def test_stream_goes_on_from_a_loaded_model_as_the_reference(case, n_classes):
     common = dict(gamma=GAMMA, average=False, random_state=3)
     if case.startswith("forgetron"):
         shrink = "self-tuned" if case == "forgetron" else 0.9
-        est = Forgetron(budget, shrink=shrink, **common)
+        est = Forgetron(budget=budget, shrink=shrink, **common)
         ref = RefForgetron(classes, budget, shrink=shrink, **kw)
         ref.Q, ref.M = 2.5, 11  # the Forgetron's history, carried by the mix
         rule_state = {"forgetron": np.array([2.5, 11.0])}
     elif case == "rbp":
         est, ref, rule_state = (
-            RandomizedBudgetPerceptron(budget, **common),
+            RandomizedBudgetPerceptron(budget=budget, **common),
             RefRBP(classes, budget, **kw),
             None,
         )
     else:
         removal = "margin" if case == "budget" else "support"
         est = (
-            BudgetPerceptron(budget, **common)
+            BudgetPerceptron(budget=budget, **common)
             if case == "budget"
-            else TighterBudgetPerceptron(budget, error_set="support", **common)
+            else TighterBudgetPerceptron(budget=budget, error_set="support", **common)
         )
         ref, rule_state = RefBudget(classes, budget, removal=removal, **kw), None
     est._load_expansion(
@@ -165,7 +165,7 @@ def test_loaded_factor_is_that_of_the_gram_matrix_along_the_stream(cls):
 def test_loaded_bsgd_goes_on_with_the_pegasos_schedule():
     X, y = stream(1, 2)
     sv, coef = expansion(5, 2)
-    est = BudgetedSGDClassifier(8, alpha=0.01, gamma=GAMMA, average=False)
+    est = BudgetedSGDClassifier(budget=8, alpha=0.01, gamma=GAMMA, average=False)
     est._load_expansion(X, [0, 1], sv, coef, rounds=99)
     f = scores(X, sv, coef)
     est.partial_fit(X, y)
@@ -180,12 +180,12 @@ def test_loaded_bsgd_goes_on_with_the_pegasos_schedule():
 def test_loading_refuses_what_the_rule_cannot_hold():
     X, y = stream(50, 2)
     sv, coef = expansion(12, 2)
-    est = Forgetron(10, gamma=GAMMA)
+    est = Forgetron(budget=10, gamma=GAMMA)
     with pytest.raises(ValueError, match="do not fit in budget=10"):
         est._load_expansion(X, [0, 1], sv, coef)
     assert not hasattr(est, "classes_")
     with pytest.raises(ValueError, match="rounds >= 1"):
-        BudgetedSGDClassifier(20, gamma=GAMMA)._load_expansion(X, [0, 1], sv, coef)
+        BudgetedSGDClassifier(budget=20, gamma=GAMMA)._load_expansion(X, [0, 1], sv, coef)
     twice = np.vstack([sv[:3], sv[:1]])
     with pytest.raises(ValueError, match="span of the members"):
         Projectron(budget=10, gamma=GAMMA)._load_expansion(X, [0, 1], twice, coef[:, :4])
@@ -244,7 +244,7 @@ def test_compression_is_the_reference_pool(n_classes):
     rows, coef = rng.randn(m, 3), rng.randn(R, m)
     rows[7] = rows[3]  # a duplicate: projected, not joined
     keys = np.arange(m) + 100
-    est = Forgetron(budget, gamma=GAMMA)
+    est = Forgetron(budget=budget, gamma=GAMMA)
     kernel, code = _mixing.make_kernel(est)
     out_rows, out_coef, out_keys = _mixing.compress(kernel, code, rows, coef, keys, budget)
     functions = [(keys[j], rows[j : j + 1], coef[:, j]) for j in range(m)]
@@ -258,8 +258,8 @@ def test_compression_is_the_reference_pool(n_classes):
 @pytest.mark.parametrize(
     "est",
     [
-        RandomizedBudgetPerceptron(8, gamma=GAMMA, average=False, random_state=0),
-        Forgetron(8, gamma=GAMMA, average=True),
+        RandomizedBudgetPerceptron(budget=8, gamma=GAMMA, average=False, random_state=0),
+        Forgetron(budget=8, gamma=GAMMA, average=True),
     ],
     ids=repr,
 )
@@ -306,9 +306,9 @@ def test_one_mix_is_plain_shards_mixed_and_compressed(est, n_classes, mixing):
 @pytest.mark.parametrize(
     "est",
     [
-        Forgetron(8, gamma=GAMMA, average=True),
-        Forgetron(8, gamma=GAMMA, average=False, class_weight={0: 0.0, 1: 0.0, 2: 1.0}),
-        BudgetedSGDClassifier(8, gamma=GAMMA, maintenance="projection", average=False),
+        Forgetron(budget=8, gamma=GAMMA, average=True),
+        Forgetron(budget=8, gamma=GAMMA, average=False, class_weight={0: 0.0, 1: 0.0, 2: 1.0}),
+        BudgetedSGDClassifier(budget=8, gamma=GAMMA, maintenance="projection", average=False),
     ],
     ids=repr,
 )
@@ -349,7 +349,7 @@ def test_fit_with_a_shard_of_zero_weight(mixing):
     X, y = stream(300, 2, seed=1)
     w = np.ones(300)
     w[:100] = 0.0  # the first of three shards
-    est = Forgetron(10, gamma=GAMMA, average=True)
+    est = Forgetron(budget=10, gamma=GAMMA, average=True)
     clf = ParameterMixingClassifier(est, n_shards=3, n_mixes=2, mixing=mixing, random_state=0)
     clf.fit(X, y, sample_weight=w)
     assert (clf.n_updates_[:, 0] == 0).all() and (clf.n_updates_[:, 1:] > 0).all()
@@ -376,7 +376,10 @@ def moons():
 def test_fitted_model_is_an_ordinary_estimator(moons):
     X, y = moons
     clf = ParameterMixingClassifier(
-        BudgetedSGDClassifier(20, gamma=2.0, average=True), n_shards=4, n_mixes=3, random_state=0
+        BudgetedSGDClassifier(budget=20, gamma=2.0, average=True),
+        n_shards=4,
+        n_mixes=3,
+        random_state=0,
     ).fit(X, y)
     model = clf.estimator_
     assert type(model) is BudgetedSGDClassifier and clf.n_mixes_ == 3
@@ -402,7 +405,7 @@ def test_fitted_model_exports_to_onnx(moons):
     onnx = import_or_skip("sklearn_budget.onnx", "SKLEARN_BUDGET_REQUIRE_ONNX")
     X, y = moons
     clf = ParameterMixingClassifier(
-        Forgetron(20, gamma=2.0), n_shards=3, n_mixes=2, random_state=0
+        Forgetron(budget=20, gamma=2.0), n_shards=3, n_mixes=2, random_state=0
     ).fit(X, y)
     onx = onnx.to_onnx(clf.estimator_, X[:1], options={"zipmap": False})
     sess = rt.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
@@ -413,7 +416,7 @@ def test_fitted_model_exports_to_onnx(moons):
 
 def test_deterministic_and_independent_of_the_scheduler(moons):
     X, y = moons
-    est = RandomizedBudgetPerceptron(20, gamma=2.0)
+    est = RandomizedBudgetPerceptron(budget=20, gamma=2.0)
     kw = dict(n_shards=4, n_mixes=3, mixing="updates", random_state=5)
     a = ParameterMixingClassifier(est, **kw).fit(X, y).estimator_
     with parallel_backend("threading", n_jobs=2):
@@ -430,7 +433,7 @@ def test_deterministic_and_independent_of_the_scheduler(moons):
 
 def test_sparse_input_gives_the_dense_model(moons):
     X, y = moons
-    est = Forgetron(15, gamma=2.0, average=True)
+    est = Forgetron(budget=15, gamma=2.0, average=True)
     kw = dict(n_shards=3, n_mixes=2, random_state=1)
     dense = ParameterMixingClassifier(est, **kw).fit(X, y).estimator_
     sparse = ParameterMixingClassifier(est, **kw).fit(sp.csr_matrix(X), y).estimator_
@@ -447,7 +450,7 @@ def test_sparse_input_gives_the_dense_model(moons):
     ]
     + [
         (Projectron(budget=None), "Projectron has no budget"),
-        (Forgetron(10, average="exact"), "average='exact' is not supported"),
+        (Forgetron(budget=10, average="exact"), "average='exact' is not supported"),
     ],
     ids=lambda v: v if isinstance(v, str) else type(v).__name__,
 )
@@ -469,7 +472,7 @@ def test_the_refusal_names_the_estimators_it_trains(moons):
 
 def test_sklearn_api_and_input_errors(moons):
     X, y = moons
-    clf = ParameterMixingClassifier(Forgetron(10), n_shards=2, n_mixes=1, random_state=0)
+    clf = ParameterMixingClassifier(Forgetron(budget=10), n_shards=2, n_mixes=1, random_state=0)
     assert clone(clf).get_params()["estimator__budget"] == 10
     clf.set_params(estimator__budget=12, n_mixes=2)
     assert clf.estimator.budget == 12
@@ -561,8 +564,8 @@ def client():
 @pytest.mark.parametrize(
     "est",
     [
-        Forgetron(12, gamma="scale", average=True),
-        BudgetedSGDClassifier(12, gamma=GAMMA, maintenance="merging", average=False),
+        Forgetron(budget=12, gamma="scale", average=True),
+        BudgetedSGDClassifier(budget=12, gamma=GAMMA, maintenance="merging", average=False),
         ProjectronPlusPlus(budget=12, gamma=GAMMA, average=False),
     ],
     ids=repr,
@@ -597,7 +600,7 @@ def test_dask_array_fit_equals_local_shards_bit_for_bit(client, est):
 def test_joblib_dask_backend_equals_local_run(client, moons):
     joblib = import_or_skip("joblib", _REQUIRE)
     X, y = moons
-    est = RandomizedBudgetPerceptron(15, gamma=2.0)
+    est = RandomizedBudgetPerceptron(budget=15, gamma=2.0)
     kw = dict(n_shards=4, n_mixes=2, random_state=0)
     with joblib.parallel_backend("dask"):
         remote = ParameterMixingClassifier(est, n_jobs=-1, **kw).fit(X, y).estimator_
@@ -611,7 +614,7 @@ def test_dask_array_needs_its_chunks_as_shards(client):
     import dask.array as da
 
     X, y = stream(100, 2)
-    clf = ParameterMixingClassifier(Forgetron(5), n_shards=3)
+    clf = ParameterMixingClassifier(Forgetron(budget=5), n_shards=3)
     with pytest.raises(ValueError, match="its 4 chunks of rows"):
         clf.fit(da.from_array(X, chunks=25), da.from_array(y, chunks=25))
     assert not hasattr(clf, "n_features_in_")

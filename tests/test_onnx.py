@@ -199,7 +199,7 @@ def test_kernel_outputs_match(kernel, n_classes, cls):
     if cls is KernelPerceptron:
         params.update(max_iter=2, random_state=0)
     else:
-        params.update(n_components=15)
+        params.update(budget=15)
     alone = cls(**params).fit(scaler.fit_transform(X), y)
     pipe = make_pipeline(scaler, cls(**params)).fit(X, y)
     for dtype in (np.float32, np.float64):

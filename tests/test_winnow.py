@@ -96,7 +96,9 @@ def state(est):
 
 def check_against_reference(est, X, y, **kw):
     classes = np.unique(y)
-    ref = reference_winnow(X, y, classes, est.eta, est.balanced, average=est.average, **kw)
+    ref = reference_winnow(
+        X, y, classes, est.learning_rate, est.balanced, average=est.average, **kw
+    )
     assert est.n_mistakes_ == ref[0]
     # Weights and bias together: the bias alone may be exactly zero.
     assert_close(np.c_[est.coef_, est.intercept_], np.c_[ref[1], ref[2]])
@@ -111,7 +113,7 @@ def check_against_reference(est, X, y, **kw):
 @pytest.mark.parametrize("eta", [0.1, 0.7])
 def test_matches_reference(n_classes, balanced, eta):
     X, y = make_stream(400, n_classes, seed=n_classes)
-    est = Winnow(eta=eta, balanced=balanced).partial_fit(X, y, classes=np.unique(y))
+    est = Winnow(learning_rate=eta, balanced=balanced).partial_fit(X, y, classes=np.unique(y))
     ref = check_against_reference(est, X, y)
     assert 10 < ref[0] < len(y) - 10  # the stream exercises updates and quiet rounds
     assert est.coef_.shape == (1 if n_classes == 2 else n_classes, X.shape[1])
@@ -120,9 +122,9 @@ def test_matches_reference(n_classes, balanced, eta):
 @pytest.mark.parametrize("n_classes", [2, 4])
 def test_sparse_matches_dense_and_reference(n_classes):
     X, y = make_stream(400, n_classes, n_features=30, seed=7, sparse=True)
-    dense = Winnow(eta=0.5).partial_fit(X, y, classes=np.unique(y))
+    dense = Winnow(learning_rate=0.5).partial_fit(X, y, classes=np.unique(y))
     for fmt in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix):
-        est = Winnow(eta=0.5).partial_fit(fmt(X), y, classes=np.unique(y))
+        est = Winnow(learning_rate=0.5).partial_fit(fmt(X), y, classes=np.unique(y))
         assert est.n_mistakes_ == dense.n_mistakes_
         assert_close(np.c_[est.coef_, est.intercept_], np.c_[dense.coef_, dense.intercept_])
         check_against_reference(est, X, y)
@@ -134,8 +136,8 @@ def test_sparse_matches_dense_and_reference(n_classes):
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_split_partial_fit_matches_one_call(n_classes, average):
     X, y = make_stream(2500, n_classes, seed=3)  # crosses the 1024-row blocks
-    whole = Winnow(eta=0.3, average=average).partial_fit(X, y, classes=np.unique(y))
-    split = Winnow(eta=0.3, average=average)
+    whole = Winnow(learning_rate=0.3, average=average).partial_fit(X, y, classes=np.unique(y))
+    split = Winnow(learning_rate=0.3, average=average)
     for chunk in np.array_split(np.arange(len(y)), [1, 2, 700, 1024, 1500]):
         split.partial_fit(X[chunk], y[chunk], classes=np.unique(y))
     assert split.n_mistakes_ == whole.n_mistakes_
@@ -150,21 +152,21 @@ def test_split_partial_fit_matches_one_call(n_classes, average):
 def test_average_matches_reference(n_classes, balanced, sparse):
     X, y = make_stream(400, n_classes, n_features=8, seed=11, sparse=sparse)
     Xf = sp.csr_matrix(X) if sparse else X
-    est = Winnow(eta=0.4, balanced=balanced, average=True)
+    est = Winnow(learning_rate=0.4, balanced=balanced, average=True)
     est.partial_fit(Xf, y, classes=np.unique(y))
     check_against_reference(est, X, y)
     # The online mistakes are those of the plain algorithm.
-    plain = Winnow(eta=0.4, balanced=balanced).partial_fit(Xf, y, classes=np.unique(y))
+    plain = Winnow(learning_rate=0.4, balanced=balanced).partial_fit(Xf, y, classes=np.unique(y))
     assert est.n_mistakes_ == plain.n_mistakes_
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("average", [False, True])
-def test_sample_weight_multiplies_eta(n_classes, average):
+def test_sample_weight_multiplies_learning_rate(n_classes, average):
     X, y = make_stream(300, n_classes, seed=5)
     w = np.random.RandomState(0).uniform(0.2, 3.0, size=len(y))
     w[::7] = 0.0  # rows of weight zero are not played
-    est = Winnow(eta=0.3, average=average)
+    est = Winnow(learning_rate=0.3, average=average)
     est.partial_fit(X, y, classes=np.unique(y), sample_weight=w)
     keep = w > 0
     check_against_reference(est, X[keep], y[keep], weights=w[keep])
@@ -173,7 +175,7 @@ def test_sample_weight_multiplies_eta(n_classes, average):
 @pytest.mark.parametrize("average", [False, True])
 def test_fit_plays_shuffled_epochs(average):
     X, y = make_stream(150, 3, seed=2)
-    est = Winnow(eta=0.5, max_iter=3, random_state=42, average=average).fit(X, y)
+    est = Winnow(learning_rate=0.5, max_iter=3, random_state=42, average=average).fit(X, y)
     assert est.n_iter_ == 3
     rng = sklearn_budget._stream._shuffle_rng(42)
     order = np.concatenate([rng.permutation(len(y)) for _ in range(3)])
@@ -186,7 +188,7 @@ def test_fit_stops_after_an_epoch_without_updates():
     y = (X[:, 0] > 0.1).astype(int)  # separable with a wide margin after filtering
     keep = np.abs(X[:, 0] - 0.1) > 0.3
     X, y = X[keep], y[keep]
-    est = Winnow(eta=1.0, max_iter=100, shuffle=False).fit(X, y)
+    est = Winnow(learning_rate=1.0, max_iter=100, shuffle=False).fit(X, y)
     assert est.n_iter_ < 100
     # The last epoch made no mistake, so the one before it was the last to update.
     stream = np.tile(np.arange(len(y)), est.n_iter_)
@@ -197,7 +199,7 @@ def test_fit_stops_after_an_epoch_without_updates():
 def test_warm_started_fit_continues_the_stream():
     X1, y1 = make_stream(120, 3, seed=21)
     X2, y2 = make_stream(150, 3, seed=22)
-    kw = dict(eta=0.3, shuffle=False, max_iter=1, average=True)
+    kw = dict(learning_rate=0.3, shuffle=False, max_iter=1, average=True)
     warm = Winnow(warm_start=True, **kw).fit(X1, y1).fit(X2, y2)
     stream = Winnow(**kw).partial_fit(X1, y1, classes=[0, 1, 2]).partial_fit(X2, y2)
     assert warm.n_mistakes_ == stream.n_mistakes_
@@ -205,11 +207,11 @@ def test_warm_started_fit_continues_the_stream():
     check_against_reference(warm, np.vstack([X1, X2]), np.r_[y1, y2])
 
 
-def test_eta_may_change_between_calls():
+def test_learning_rate_may_change_between_calls():
     X, y = make_stream(300, 2, seed=4)
-    est = Winnow(eta=0.2).partial_fit(X[:150], y[:150], classes=["a", "b"])
-    est.set_params(eta=0.9).partial_fit(X[150:], y[150:])
-    # Reference: the first rows with 0.2, the rest with 0.9 (eta * weight).
+    est = Winnow(learning_rate=0.2).partial_fit(X[:150], y[:150], classes=["a", "b"])
+    est.set_params(learning_rate=0.9).partial_fit(X[150:], y[150:])
+    # Reference: the first rows with 0.2, the rest with 0.9 (learning_rate * weight).
     weights = np.r_[np.ones(150), np.full(150, 0.9 / 0.2)]
     ref = reference_winnow(X, y, ["a", "b"], 0.2, weights=weights)
     assert est.n_mistakes_ == ref[0]
@@ -218,7 +220,7 @@ def test_eta_may_change_between_calls():
 
 def test_binary_decision_function_and_predict_agree_with_coef():
     X, y = make_stream(300, 2, seed=9)
-    est = Winnow(eta=0.3).fit(X, y)
+    est = Winnow(learning_rate=0.3).fit(X, y)
     scores = est.decision_function(X)
     assert scores.shape == (len(y),)
     assert_close(scores, X @ est.coef_[0] + est.intercept_[0])
@@ -227,7 +229,7 @@ def test_binary_decision_function_and_predict_agree_with_coef():
 
 def test_multiclass_predicts_the_largest_score():
     X, y = make_stream(300, 4, seed=9)
-    est = Winnow(eta=0.3).fit(X, y)
+    est = Winnow(learning_rate=0.3).fit(X, y)
     scores = est.decision_function(X)
     assert scores.shape == (len(y), 4)
     assert_close(scores, X @ est.coef_.T + est.intercept_)
@@ -241,7 +243,7 @@ def test_winnow_learns_a_sparse_target_among_irrelevant_features():
     rng = np.random.RandomState(0)
     X = (rng.rand(3000, 200) < 0.1).astype(float)
     y = (X[:, :3].sum(axis=1) > 0).astype(int)
-    est = Winnow(eta=0.5).partial_fit(X, y, classes=[0, 1])
+    est = Winnow(learning_rate=0.5).partial_fit(X, y, classes=[0, 1])
     assert est.n_mistakes_ < 100
     assert np.all(est.coef_[0, :3] > np.max(np.abs(est.coef_[0, 3:])))
 
@@ -267,7 +269,7 @@ def test_a_million_rounds_stay_finite_and_exact():
     rng = np.random.RandomState(0)
     X = rng.uniform(0.98, 1.0, size=(T, 3))
     y = (rng.rand(T) > 0.02).astype(int)
-    est = Winnow(eta=eta, balanced=False)
+    est = Winnow(learning_rate=eta, balanced=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for start in range(0, T, 250_000):
@@ -304,7 +306,7 @@ def test_a_million_balanced_rounds_with_weights_beyond_float64():
     # drift together, to about 3000 after the million rounds.
     T = 1_000_000
     X, y = noisy_stream(T)
-    est = Winnow(eta=1.0)
+    est = Winnow(learning_rate=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for start in range(0, T, 500_000):
@@ -348,7 +350,7 @@ def exact_reference_winnow(X, y, eta):
 
 def test_weights_beyond_float64_match_an_exact_reference():
     X, y = noisy_stream(8000)
-    est = Winnow(eta=5.0).partial_fit(X, y, classes=[0, 1])
+    est = Winnow(learning_rate=5.0).partial_fit(X, y, classes=[0, 1])
     assert est.log_scale_ > 800  # beyond float64: plain weights would overflow
     mistakes, sign, log_w = exact_reference_winnow(X, y, 5.0)
     assert est.n_mistakes_ == mistakes
@@ -362,7 +364,7 @@ def test_huge_weights_match_reference(average):
     # Weights up to about exp(540), within float64 for the reference, and
     # beyond the point where the scaled weights are rescaled.
     X, y = noisy_stream(5000)
-    est = Winnow(eta=5.0, average=average).partial_fit(X, y, classes=[0, 1])
+    est = Winnow(learning_rate=5.0, average=average).partial_fit(X, y, classes=[0, 1])
     assert np.abs(est.coef_).max() > 1e200
     assert est.log_scale_ == 0
     check_against_reference(est, X, y)
@@ -372,16 +374,16 @@ def test_huge_weights_match_reference(average):
 @pytest.mark.filterwarnings("ignore:invalid value encountered in reduce:RuntimeWarning")
 def test_overflowing_log_weights_raise_and_keep_the_model():
     X, y = make_stream(200, 2, seed=1)
-    est = Winnow(eta=0.3).fit(X, y)
+    est = Winnow(learning_rate=0.3).fit(X, y)
     before = state(est)
     with pytest.raises(ValueError, match="Non-finite log-weights"):
-        est.set_params(eta=10.0).partial_fit(X, y, sample_weight=np.full(len(y), 1e308))
-    est.set_params(eta=0.3)
+        est.set_params(learning_rate=10.0).partial_fit(X, y, sample_weight=np.full(len(y), 1e308))
+    est.set_params(learning_rate=0.3)
     assert state(est) == before
     with pytest.raises(ValueError, match="Non-finite log-weights"):
-        Winnow(eta=10.0).fit(X * 1e308, y)
+        Winnow(learning_rate=10.0).fit(X * 1e308, y)
     # Huge features give huge log-weights, published rescaled.
-    big = Winnow(eta=0.3).fit(X * 1e300, y)
+    big = Winnow(learning_rate=0.3).fit(X * 1e300, y)
     assert np.isfinite(big.coef_).all() and big.log_scale_ > 1e290
     np.testing.assert_array_equal(big.predict(X), big.predict(X * 1e300))
 
@@ -390,7 +392,7 @@ def test_overflowing_log_weights_raise_and_keep_the_model():
 @pytest.mark.filterwarnings("ignore:invalid value encountered in reduce:RuntimeWarning")
 def test_huge_scores_raise_in_decision_function_but_not_in_predict():
     X, y = make_stream(200, 3, seed=1)
-    est = Winnow(eta=0.3).fit(X, y)
+    est = Winnow(learning_rate=0.3).fit(X, y)
     signs = np.sign(X)
     # Rows whose scores, 1.7e308 (signs @ coef_.T) up to the negligible
     # intercept, are all beyond float64.
@@ -402,7 +404,7 @@ def test_huge_scores_raise_in_decision_function_but_not_in_predict():
     expected = np.argmax(signs @ est.coef_.T, axis=1)
     np.testing.assert_array_equal(est.predict(big), expected)
     # Two classes: the sign of the score.
-    est2 = Winnow(eta=0.3).fit(X, y == 1)
+    est2 = Winnow(learning_rate=0.3).fit(X, y == 1)
     signs = np.sign(X)[np.abs(np.sign(X) @ est2.coef_[0]) > 1.1]
     big = signs * 1.7e308
     expected2 = signs @ est2.coef_[0] > 0
@@ -415,7 +417,7 @@ def test_huge_scores_raise_in_decision_function_but_not_in_predict():
 def test_predictions_survive_underflowed_weights():
     # Weights of about exp(-800) are 0 in float64: they are published
     # rescaled, and their signs are still known.
-    est = Winnow(eta=1.0, balanced=False)
+    est = Winnow(learning_rate=1.0, balanced=False)
     X = np.ones((820, 2))
     y = np.zeros(820, dtype=int)
     y[0] = 1
@@ -514,7 +516,13 @@ def test_wrong_number_of_features_and_shapes_are_refused():
 
 @pytest.mark.parametrize(
     "param, value",
-    [("eta", 0.0), ("eta", np.nan), ("eta", "1"), ("max_iter", 0), ("balanced", "yes")],
+    [
+        ("learning_rate", 0.0),
+        ("learning_rate", np.nan),
+        ("learning_rate", "1"),
+        ("max_iter", 0),
+        ("balanced", "yes"),
+    ],
 )
 def test_parameters_are_validated_on_every_call(param, value):
     X, y = make_stream(60, 2)
@@ -676,7 +684,7 @@ def test_class_weight_is_the_same_as_the_sample_weight(n_classes, average):
     class_weight = {classes[0]: 2.5, classes[-1]: 0.4}
     per_row = np.array([class_weight.get(c, 1.0) for c in classes])[np.searchsorted(classes, y)]
     sw = np.random.RandomState(0).uniform(0.5, 2.0, size=len(y))
-    est = Winnow(eta=0.3, average=average, random_state=0)
+    est = Winnow(learning_rate=0.3, average=average, random_state=0)
     a = clone(est).set_params(class_weight=class_weight).fit(X, y, sample_weight=sw)
     b = clone(est).fit(X, y, sample_weight=sw * per_row)
     np.testing.assert_array_equal(np.c_[a.coef_, a.intercept_], np.c_[b.coef_, b.intercept_])
@@ -734,7 +742,7 @@ def test_proba_scale_is_fitted_on_the_progressive_margins(n_classes):
 
     X, y = make_stream(600, n_classes, seed=13)
     classes = np.unique(y)
-    est = Winnow(eta=0.3)
+    est = Winnow(learning_rate=0.3)
     for start in range(0, 600, 150):  # split-invariant: the bins are additive
         est.partial_fit(X[start : start + 150], y[start : start + 150], classes=classes)
     bins = new_bins(len(classes))
@@ -742,7 +750,7 @@ def test_proba_scale_is_fitted_on_the_progressive_margins(n_classes):
     cls = np.searchsorted(classes, y)
     record_margins(bins, margins, cls, np.ones(len(y)), np.arange(1.0, len(y) + 1))
     np.testing.assert_allclose(est.proba_scale_, fit_scale(bins), rtol=1e-9)
-    one_call = Winnow(eta=0.3).partial_fit(X, y, classes=classes)
+    one_call = Winnow(learning_rate=0.3).partial_fit(X, y, classes=classes)
     np.testing.assert_allclose(one_call.proba_scale_, est.proba_scale_, rtol=1e-12)
 
 
@@ -751,7 +759,7 @@ def test_proba_scale_is_fitted_on_the_progressive_margins(n_classes):
 def test_predict_proba_agrees_with_predict(n_classes, sparse):
     X, y = make_stream(400, n_classes, n_features=20, seed=14, sparse=sparse)
     Xf = sp.csr_matrix(X) if sparse else X
-    est = Winnow(eta=0.3, random_state=0).fit(Xf, y)
+    est = Winnow(learning_rate=0.3, random_state=0).fit(Xf, y)
     proba = est.predict_proba(Xf)
     assert proba.shape == (len(y), n_classes) and np.isfinite(proba).all()
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
@@ -765,7 +773,7 @@ def test_predict_proba_beyond_float64():
     # Rescaled weights (log_scale_ > 800) and scores beyond float64: the
     # probabilities are still finite, agree with predict and sum to one.
     X, y = noisy_stream(8000)
-    est = Winnow(eta=5.0).partial_fit(X, y, classes=[0, 1])
+    est = Winnow(learning_rate=5.0).partial_fit(X, y, classes=[0, 1])
     assert est.log_scale_ > 800
     for Xq in (X[:500], X[:500] * 1e300):
         with warnings.catch_warnings():
@@ -776,7 +784,7 @@ def test_predict_proba_beyond_float64():
         np.testing.assert_array_equal(proba.argmax(axis=1), est.predict(Xq))
     # More classes, with scores of the huge-feature rows beyond float64.
     X3, y3 = make_stream(200, 3, seed=1)
-    est3 = Winnow(eta=0.3).fit(X3, y3)
+    est3 = Winnow(learning_rate=0.3).fit(X3, y3)
     big = np.sign(X3) * 1.7e308
     proba = est3.predict_proba(big)
     assert np.isfinite(proba).all()
@@ -814,9 +822,9 @@ PROGRESS = re.compile(
 
 def test_verbose_reports_the_epochs_and_the_stream(capsys):
     X, y = make_stream(1500, 3, seed=15)
-    quiet = Winnow(eta=0.3, random_state=0).fit(X, y)
+    quiet = Winnow(learning_rate=0.3, random_state=0).fit(X, y)
     assert capsys.readouterr().out == ""
-    loud = Winnow(eta=0.3, random_state=0, verbose=1).fit(X, y)
+    loud = Winnow(learning_rate=0.3, random_state=0, verbose=1).fit(X, y)
     out = capsys.readouterr().out
     np.testing.assert_array_equal(loud.coef_, quiet.coef_)
     assert re.findall(r"^-- Epoch (\d+)$", out, flags=re.M) == ["1", "2", "3", "4", "5"]
@@ -826,11 +834,11 @@ def test_verbose_reports_the_epochs_and_the_stream(capsys):
     assert all(elapsed for _, _, elapsed in lines)
     assert "Stopped after 5 epochs (played max_iter=5 epochs)" in out
     # verbose=2: also within the epochs, at the end of the 1024-row blocks.
-    Winnow(eta=0.3, random_state=0, verbose=2, verbose_interval=1000).fit(X, y)
+    Winnow(learning_rate=0.3, random_state=0, verbose=2, verbose_interval=1000).fit(X, y)
     lines = PROGRESS.findall(capsys.readouterr().out)
     assert [int(r) for r, _, _ in lines] == [1024, 1500] * 5
     # partial_fit: the rounds and mistakes of the whole stream.
-    est = Winnow(eta=0.3, verbose=1, verbose_interval=500)
+    est = Winnow(learning_rate=0.3, verbose=1, verbose_interval=500)
     for start in range(0, 1500, 300):
         est.partial_fit(X[start : start + 300], y[start : start + 300], classes=np.unique(y))
     lines = PROGRESS.findall(capsys.readouterr().out)

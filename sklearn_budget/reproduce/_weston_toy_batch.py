@@ -68,7 +68,7 @@ def _toy_batch_fit(alg, spec, X, y):
             # The smallest number of steps with zero training error: the
             # greedy path does not depend on the number of steps asked for.
             for k in range(1, spec["kmp_max"] + 1):
-                est = KernelMatchingPursuit(n_components=k, method=method, gamma=gamma).fit(X, y)
+                est = KernelMatchingPursuit(budget=k, method=method, gamma=gamma).fit(X, y)
                 if _train_error(est, X, y) == 0:
                     break
         else:
@@ -77,12 +77,12 @@ def _toy_batch_fit(alg, spec, X, y):
             # is not monotone in the steps, so the steps with zero error are
             # looked for on a grid of every 10 steps only (for the cost).
             for k in range(10, spec["kmp_basic_steps"], 10):
-                est = KernelMatchingPursuit(n_components=k, method=method, gamma=gamma).fit(X, y)
+                est = KernelMatchingPursuit(budget=k, method=method, gamma=gamma).fit(X, y)
                 if _train_error(est, X, y) == 0:
                     rec["first_zero"] = k
                     break
             est = KernelMatchingPursuit(
-                n_components=spec["kmp_basic_steps"], method=method, gamma=gamma
+                budget=spec["kmp_basic_steps"], method=method, gamma=gamma
             ).fit(X, y)
         rec["epochs"] = int(est.n_iter_)  # greedy steps
         rec["converged"] = _train_error(est, X, y) == 0

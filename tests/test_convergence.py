@@ -1,0 +1,156 @@
+"""The ConvergenceWarning of fit: max_iter reached, and no better than the majority class."""
+
+import warnings
+
+import numpy as np
+import pytest
+from _instances import all_estimators, make
+from sklearn.datasets import make_moons
+from sklearn.exceptions import ConvergenceWarning
+
+from sklearn_budget import BudgetPerceptron, Forgetron, KernelPerceptron, Winnow
+
+# Every estimator that plays epochs (those with partial_fit).
+ONLINE = all_estimators("partial_fit")
+
+
+def moons(n=300, noise=0.1, seed=0):
+    return make_moons(n_samples=n, noise=noise, random_state=seed)
+
+
+def noise_labels(n=500, minority=0.2, seed=0):
+    """Labels unrelated to the features, a fraction ``minority`` of class 1.
+
+    The rows take 9 distinct values, about 55 rows each, so that no model
+    can learn the labels by heart either: at every value the most frequent
+    label is 0, and the best any model can do is the majority's mistakes.
+    """
+    rng = np.random.RandomState(seed)
+    y = (rng.rand(n) < minority).astype(int)
+    X = rng.randint(3, size=(n, 2)).astype(float)
+    return X, y
+
+
+def convergence_warnings(est, X, y, **fit_params):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        est.fit(X, y, **fit_params)
+    return [w for w in record if issubclass(w.category, ConvergenceWarning)]
+
+
+# ----------------------------------------------------------------------
+# max_iter reached before the tol criterion
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("Est", [KernelPerceptron, Winnow])
+def test_max_iter_reached_while_improving_warns(Est):
+    # tol=0: an epoch improves unless its mistake rate is above the best one;
+    # on moons the second epoch of the Perceptron makes fewer mistakes than
+    # the first, so a criterion of one epoch without improvement is not met.
+    X, y = moons(noise=0.1)
+    est = Est(max_iter=2, n_iter_no_change=1, tol=0.0, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="played max_iter=2 epochs") as record:
+        est.fit(X, y)
+    assert record[0].filename == __file__
+    assert est.n_iter_ == 2
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        # The defaults: the criterion cannot stop five epochs (it needs six).
+        {},
+        # A single online pass.
+        {"max_iter": 1, "n_iter_no_change": 1, "tol": 0.0},
+        # No criterion.
+        {"max_iter": 2, "n_iter_no_change": 1, "tol": None},
+    ],
+)
+@pytest.mark.parametrize("Est", [KernelPerceptron, Winnow])
+def test_no_warning_where_the_criterion_cannot_stop_fit(Est, params):
+    X, y = moons(noise=0.3)
+    est = Est(**params, random_state=0)
+    assert convergence_warnings(est, X, y) == []
+    assert est.n_iter_ == est.max_iter
+
+
+@pytest.mark.parametrize("Est", [KernelPerceptron, Winnow])
+def test_no_warning_when_the_criterion_stops_fit(Est):
+    # tol=1: every epoch after the first is "no improvement", so fit stops
+    # after 1 + n_iter_no_change epochs (Winnow gained tol in 0.1).
+    X, y = moons(noise=0.3)
+    est = Est(max_iter=10, n_iter_no_change=2, tol=1.0, random_state=0)
+    assert convergence_warnings(est, X, y) == []
+    assert est.n_iter_ == 3
+
+
+def test_no_warning_after_an_epoch_without_updates():
+    # Separable, well apart: the Perceptron stops after an epoch without mistakes.
+    X = np.r_[np.full((20, 2), -3.0), np.full((20, 2), 3.0)]
+    y = np.r_[np.zeros(20), np.ones(20)]
+    est = KernelPerceptron(kernel="linear", max_iter=10, n_iter_no_change=1, random_state=0)
+    assert convergence_warnings(est, X, y) == []
+    assert est.n_iter_ < 10
+
+
+def test_partial_fit_does_not_warn():
+    X, y = noise_labels()
+    est = Forgetron(budget=10, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est.partial_fit(X, y, classes=[0, 1])
+    # The same rows would warn as a fit (see below).
+    assert convergence_warnings(Forgetron(budget=10, max_iter=1, random_state=0), X, y)
+
+
+# ----------------------------------------------------------------------
+# No better than the majority class
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("Est", ONLINE)
+def test_labels_unrelated_to_the_features_warn(Est):
+    # 20% of class 1 at random (99 rows of 500): always predicting class 0
+    # makes 99 mistakes, an online learner on labels it cannot predict more
+    # (or, collapsed to the majority class, about as many).
+    X, y = noise_labels()
+    assert np.sum(y == 1) == 99
+    # At every value of the rows, class 0 is the more frequent.
+    _, value, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
+    assert np.all(np.bincount(value.ravel(), weights=y) < counts / 2)
+    est = make(Est, random_state=0)
+    found = convergence_warnings(est, X, y)
+    assert len(found) == 1
+    message = str(found[0].message)
+    assert "not significantly fewer than the 99 of always predicting the most" in message
+    assert found[0].filename == __file__
+    assert "another estimator" in message
+    if "budget" in est.get_params():
+        assert "a larger budget" in message
+
+
+def test_budget_perceptron_on_noisy_imbalanced_data_warns():
+    # 10% of flipped labels on top of a 75 / 25 split by a line: the Budget
+    # Perceptron's removal rule keeps the misclassified members.
+    rng = np.random.RandomState(1)
+    X = rng.randn(2000, 2)
+    y = (X[:, 0] > 0.67).astype(int)
+    flip = rng.rand(len(y)) < 0.1
+    y[flip] = 1 - y[flip]
+    est = BudgetPerceptron(budget=10, average=False, random_state=0)
+    found = convergence_warnings(est, X, y)
+    assert len(found) == 1 and "most frequent class" in str(found[0].message)
+
+
+@pytest.mark.parametrize("Est", ONLINE)
+def test_a_learnable_problem_does_not_warn(Est):
+    X, y = moons(noise=0.1)
+    est = make(Est, random_state=0)
+    assert convergence_warnings(est, X, y) == []
+    assert est.score(X, y) > 0.75
+
+
+def test_unequal_weights_are_not_compared():
+    # The mistakes are counted unweighted: with class weights the majority
+    # rate of the weighted rows is another number, and nothing is said.
+    X, y = noise_labels()
+    est = Forgetron(budget=10, class_weight="balanced", random_state=0)
+    assert convergence_warnings(est, X, y) == []
+    assert convergence_warnings(Forgetron(budget=10, random_state=0), X, y)
