@@ -34,6 +34,7 @@ from ._common import _claims_table, _errors_of, _parallel, _pyplot, _range_cell,
 TOY_MARGIN = 0.01
 TOY_NOISE = 0.3
 
+
 def make_toy_online(n_samples, noisy, random_state=None):
     """The 2-D data of Figs. 6 (``noisy=False``) and 7 (``noisy=True``)."""
     rng = check_random_state(random_state)
