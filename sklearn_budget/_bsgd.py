@@ -146,8 +146,8 @@ class BudgetedSGDClassifier(BaseKernelOnlineClassifier):
             """\
         False by default: in a measurement of both settings (test accuracy
         of the default instances on Banana, Waveform, DNA, Satimage,
-        Pendigits and USPS 0 against the rest, seeds 0 and 1 of the draws
-        of ``benchmarks/bench_defaults.py --part e``) ``average=True`` lost
+        Pendigits and USPS 0 against the rest, seeds 0 and 1;
+        ``benchmarks/bench_convergence.py --part b``) ``average=True`` lost
         5 to 10 points on DNA and 0.9 to 1.2 on Pendigits, and was within a
         point on the other sets.""",
         ),

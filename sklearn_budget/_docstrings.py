@@ -226,10 +226,10 @@ _AVERAGE_UNCHANGED = """\
         False, the algorithm as published, is kept as the default; in a
         measurement of both settings (test accuracy of the default
         instances on Banana, Waveform, DNA, Satimage, Pendigits and USPS 0
-        against the rest, seeds 0 and 1 of the draws of
-        ``benchmarks/bench_defaults.py --part e``)
-        ``average=True`` was never more than 0.3 points less accurate, and
-        up to {gain} points more ({where}): worth trying."""
+        against the rest, seeds 0 and 1;
+        ``benchmarks/bench_convergence.py --part b``) ``average=True`` was
+        never more than 0.3 points less accurate, and up to {gain} points
+        more ({where}): worth trying."""
 
 
 _VOTE_AVERAGE_DOC = """

@@ -486,10 +486,10 @@ STOPPING
         hypotheses played online. False, the algorithm as published, is
         kept as the default; in a measurement of both settings (test
         accuracy on Waveform, DNA, Satimage, Pendigits and USPS 0 against
-        the rest, seeds 0 and 1 of the draws of
-        ``benchmarks/bench_defaults.py --part e``) ``average=True`` was 0.2
-        to 10 points more accurate (on Banana, where no hyperplane beats the
-        majority class, 3.6 to 5.5 less): worth trying.
+        the rest, seeds 0 and 1;
+        ``benchmarks/bench_convergence.py --part b``) ``average=True`` was
+        0.2 to 10 points more accurate (on Banana, where no hyperplane
+        beats the majority class, 3.6 to 5.5 less): worth trying.
 
     class_weight : dict, 'balanced' or None, default=None
         Step multiplier of each class, ``{class_label: weight}``: the sample
