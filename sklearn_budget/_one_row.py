@@ -272,10 +272,13 @@ class _OneRowPath:
         """``est.proba_scale_``, kept until a round is played or undone.
 
         The scale is fitted to the bins of the margins, which change only
-        with the rounds (an undo puts back the bins with the round count);
-        between two rounds a stream of predictions reads it once.
+        with the rounds recorded (an undo puts back the bins with the round
+        count): every round, or every ``_average_every``-th of an averaged
+        model; between two of them a stream of predictions reads it once.
         """
         t = self.fast.rounds
+        if self.fast.averaged:
+            t //= est._average_every
         if self.scale_round != t:
             self.scale = est.proba_scale_
             self.scale_round = t

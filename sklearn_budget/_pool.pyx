@@ -60,13 +60,17 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
                     p = j
             if p < 0:
                 break
-            # The new orthonormal direction, as column s of the factor.
+            # The new orthonormal direction, as column s of the factor
+            # (stored as row s, so that every loop runs along a row).
             piv = sqrt(resid[p])
             for j in range(n):
-                x = K[p, j]
-                for q in range(s):
-                    x -= L[q, j] * L[q, p]
-                L[s, j] = x / piv
+                L[s, j] = K[p, j]
+            for q in range(s):
+                x = L[q, p]
+                for j in range(n):
+                    L[s, j] -= L[q, j] * x
+            for j in range(n):
+                L[s, j] /= piv
             for c in range(R):
                 a = 0.0
                 for j in range(n):
