@@ -18,8 +18,6 @@ cdef class MarginBins:
                      Py_ssize_t cls, double margin, double w, double t) noexcept nogil
 
 
-cdef bint expansion_scores(const double[:, ::1] coef, const double* k,
-                           double* f) noexcept nogil
 cdef bint average_scores(const double[:, ::1] coef, const double* k, Py_ssize_t m,
                          const double* live, double t, double* f) noexcept nogil
 cdef double average_margin(const double[:, ::1] coef, const double* k, Py_ssize_t m,

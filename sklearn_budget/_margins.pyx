@@ -132,24 +132,8 @@ cdef class MarginBins:
 
 
 # ----------------------------------------------------------------------
-# Margins under a kernel expansion
+# Margins under the average
 # ----------------------------------------------------------------------
-cdef bint expansion_scores(const double[:, ::1] coef, const double* k,
-                           double* f) noexcept nogil:
-    """``f[c] = sum_i coef[c, i] k[i]``, summed in the order of the members
-    (``k``: the kernel values of a row with them); False if one is not finite."""
-    cdef Py_ssize_t c, i, m = coef.shape[1]
-    cdef double s
-    for c in range(coef.shape[0]):
-        s = 0.0
-        for i in range(m):
-            s += coef[c, i] * k[i]
-        if not isfinite(s):
-            return False
-        f[c] = s
-    return True
-
-
 cdef bint average_scores(const double[:, ::1] coef, const double* k, Py_ssize_t m,
                          const double* live, double t, double* f) noexcept nogil:
     """``f = (sum_{i < m} coef[i] k[i] + live) / t``: the scores of the
