@@ -135,26 +135,30 @@ def compress(rows, coef, idx, kernel, kernel_code, budget):
 
 
 def _compress(rows, coef, idx, kernel, kernel_code, budget):
+    """:func:`compress` of more than ``budget`` members (``coef`` contiguous)."""
     with np.errstate(all="ignore"):
         kxx = np.asarray(kernel.diag(rows), dtype=np.float64)
     kmax = float(np.max(np.abs(kxx), initial=0.0))
     ridge = RIDGE * kmax
+    S = np.zeros(0, dtype=np.intp)
     if budget <= OMP_MAX_BUDGET:
         K = _kernel_block(kernel, kernel_code, rows, rows)
         S = omp_select(K, coef, budget, OMP_TOL * kmax)
         K_S = K[S]
-    else:
-        size = np.sqrt(np.einsum("ij,ij->i", coef, coef) * np.maximum(kxx, 0.0))
+    if S.size == 0:
+        # Above 128, or no member with a positive residual (a kernel that
+        # is not positive semi-definite): by the size of each function.
+        size = np.sqrt(np.einsum("ij,ij->i", coef, coef) * np.abs(kxx))
         S = np.sort(np.argsort(-size, kind="stable")[:budget])
         K_S = _kernel_block(kernel, kernel_code, rows[S], rows)
     kept = _refit(K_S, S, coef, ridge)
-    if kept is None and budget > OMP_MAX_BUDGET:
-        # Near duplicates chosen by size: matching pursuit never keeps a
-        # member in the span of the others.
-        K = _kernel_block(kernel, kernel_code, rows, rows)
-        S = omp_select(K, coef, budget, OMP_TOL * kmax)
-        K_S = K[S]
-        kept = _refit(K_S, S, coef, ridge)
+    for larger in (1e2, 1e4):
+        # A Gram matrix that rounding leaves barely indefinite (a kernel
+        # that is only just positive semi-definite): a larger ridge. Not
+        # matching pursuit again, whose Gram matrix of the whole pool would
+        # take O(pool^2) memory at a large budget.
+        if kept is None:
+            kept = _refit(K_S, S, coef, ridge * larger)
     if kept is None:
         warnings.warn(
             "The kernel's Gram matrix of the averaged model is not positive definite: "

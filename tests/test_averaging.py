@@ -408,3 +408,20 @@ def test_sparse_and_dense_streams_give_the_same_average(est):
     assert dense._state["pool_n"][0] > 0
     np.testing.assert_array_equal(sparse.support_, dense.support_)
     np.testing.assert_allclose(sparse.dual_coef_, dense.dual_coef_, rtol=0, atol=1e-9)
+
+
+def test_an_indefinite_gram_matrix_keeps_the_chosen_members_own_sums():
+    # A kernel whose Gram matrix is negative definite: no ridge makes a
+    # Cholesky factor, so the members chosen keep their own sums, with a
+    # warning (the named indefinite kernels are refused before that).
+    def negative_rbf(a, b):  # pairwise_kernels calls it on two rows
+        return -np.exp(-GAMMA * ((a - b) ** 2).sum())
+
+    rng = np.random.RandomState(3)
+    rows, coef = rng.randn(30, 2), rng.randn(30, 1)
+    kernel = Kernel(negative_rbf)
+    with pytest.warns(UserWarning, match="not positive definite"):
+        kept, c, idx = _averaging.compress(rows, coef, np.arange(30), kernel, None, 8)
+    assert idx.size == 8
+    np.testing.assert_array_equal(c, coef[idx])
+    np.testing.assert_array_equal(kept, rows[idx])
