@@ -10,181 +10,165 @@ decision "Averaging with removals" of ``doc/decisions.rst``):
 
 - the running sums of the current members live beside their coefficients,
   in the engine (``acc``, ``stamp``);
-- each member that leaves brings its running sum ``acc_r k(x_r, .)`` into a
-  *pool*, an expansion of at most ``budget`` members of its own
-  (:func:`~sklearn_budget._pool.fold_into_pool`): the function joins
-  as a new member, or is projected onto the pool's span when it lies in it;
-  when the pool overflows, the member whose removal costs least (in the
-  RKHS norm, after the optimal projection of its function onto the others)
-  leaves, projected onto the rest. Each step is the best approximation of
-  the pool plus the new function by one fewer member given the members
-  kept, in ``O(budget^2)`` time and memory;
-- the fitted average is the pool with the current members' running sums
-  folded into a copy of it in the same way (oldest member first), so it
-  has at most ``budget`` members, and those are chosen for the average
-  rather than inherited from the last hypothesis.
+- each member that leaves brings its row and its running sum into a
+  *pool* (``pool_*`` state arrays), appended as it is: the pool is exact
+  between compressions;
+- when the pool holds more than ``5 budget`` members, after the round that
+  filled it, it is compressed to ``budget`` members in one step
+  (:func:`compress`): a subset ``S`` is chosen, by kernel orthogonal
+  matching pursuit (:func:`~sklearn_budget._pool.omp_select`) up to a
+  budget of 128 and by the size of each member's function
+  ``||acc_j|| sqrt(k(x_j, x_j))`` above, and the coefficients on ``S`` are
+  refitted to the whole pool by least squares in the kernel's space,
+  ``c_S = (K_SS + lam I)^{-1} K_{S,pool} acc`` (the best approximation of
+  the pool's function on the span of ``S``; ``lam = 1e-8 max k(x, x)``);
+- the fitted average is the pool with the current members, their running
+  sums brought to the current round, compressed in the same way to at
+  most ``budget`` members.
 
-The pool sees the members in the order they leave, whatever the calls the
-stream is split into, so the model is the same for any split of the
-stream, and deterministic.
+Each flush costs one kernel block of ``budget x 5 budget`` values and one
+Cholesky factor of ``budget x budget``, once per ``4 budget`` members that
+leave: ``O(budget d)`` per removal, against ``O(budget d)`` per round for the
+last hypothesis itself. The flushes happen at fixed counts of the members
+that left, which the stream alone determines, so the model is the same for
+any split of the stream into calls, and deterministic.
+
+``average='exact'`` keeps every member that left in the same arrays,
+never compressed.
 
 :class:`_AveragingMixin` gives the kernel estimators the average of their
-stream: the running sums of the current members, the members that left
-(folded into the pool, or kept whole for ``average='exact'``), and the
+stream: the running sums of the current members, the pool, and the
 averaged expansion that :meth:`_publish` makes of them.
 """
 
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg.lapack import dpotrf, dpotri
+from joblib import parallel_config
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ._kernels import kernel_values, single_blas_thread
-from ._pool import fold_into_pool
+from ._pool import omp_select
 from ._rounds import _vstack
 
-# A function whose squared residual off the pool's span is below this
-# fraction of k(x, x) is projected instead of joining (the part lost is at
-# most 1% of its norm): it keeps the pool's Gram matrix well conditioned,
-# so that its inverse, updated in place, stays accurate. Measured: at 1e-6,
-# near duplicates under a wide rbf kernel give a condition number of 4e9
-# and an updated inverse off by 0.4; at 1e-4, 1e6 and 3e-7, at the same
-# test accuracy on USPS, Banana and a9a.
-POOL_RTOL = 1e-4
+# The pool is compressed to the budget once it holds more than this many
+# times the budget: each flush then serves 4 budget members that left.
+POOL_FACTOR = 5
+# Largest budget whose compression selects by orthogonal matching pursuit
+# (O(pool^2 d) for the pool's Gram matrix); above, by the size of each
+# member's function (O(budget pool d)). Measured (offline study of the
+# averaging, USPS-10 and a9a): matching pursuit gains up to 2 points of test
+# accuracy at a budget of 100, the two are within noise from 500 on.
+OMP_MAX_BUDGET = 128
+# The ridge of the refit and the smallest residual that matching pursuit
+# keeps, relative to the largest k(x, x) of the pool.
+RIDGE = 1e-8
+OMP_TOL = 1e-10
 
-# The pool's state arrays: inverse Gram matrix, Gram matrix, coefficients
-# (running sums), entry order, stream index, column in the fold's kernel
-# block, and [size, entries so far, changes since G was recomputed].
-_POOL_ARRAYS = ("pool_G", "pool_K", "pool_beta", "pool_born", "pool_idx", "pool_src")
 
-
-def new_pool(n_rows):
-    """Arrays of an empty pool with ``n_rows`` coefficient rows."""
-    return {
-        "pool_G": np.zeros((0, 0)),
-        "pool_K": np.zeros((0, 0)),
-        "pool_beta": np.zeros((0, n_rows)),
-        "pool_born": np.zeros(0, dtype=np.int64),
+def new_pool(n_rows, n_features, dense):
+    """Arrays of an empty pool: member count, running sums (one row per
+    member), stream indices, and the member rows for a dense stream (a
+    sparse stream's rows are the estimator's ``_pool_X``)."""
+    pool = {
+        "pool_n": np.zeros(1, dtype=np.int64),
+        "pool_coef": np.zeros((0, n_rows)),
         "pool_idx": np.zeros(0, dtype=np.int64),
-        "pool_src": np.zeros(0, dtype=np.int64),
-        "pool_ints": np.zeros(3, dtype=np.int64),
     }
+    if dense:
+        pool["pool_X"] = np.zeros((0, n_features))
+    return pool
 
 
-def copy_pool(state):
-    """The pool's arrays of ``state``, copied."""
-    return {name: state[name].copy() for name in _POOL_ARRAYS + ("pool_ints",)}
+def _kernel_block(kernel, kernel_code, X, Z):
+    """``kernel(X, Z)`` by BLAS, or by differences where that overflows; raises
+    if the values are not finite (rows too large for the kernel).
 
-
-def _ensure_capacity(pool, need):
-    cap = pool["pool_beta"].shape[0]
-    if need <= cap:
-        return
-    new = max(need, 2 * cap, 16)
-    for name in _POOL_ARRAYS:
-        old = pool[name]
-        shape = (new, new) if old.ndim == 2 and name != "pool_beta" else (new,) + old.shape[1:]
-        grown = np.zeros(shape, dtype=old.dtype)
-        grown[tuple(slice(0, s) for s in old.shape)] = old
-        pool[name] = grown
-
-
-def _recompute_inverse(pool):
-    """``G = K^{-1}`` afresh from the pool's Gram matrix, by Cholesky.
-
-    Bounds the rounding error that the in-place updates accumulate over a
-    long stream. A Gram matrix that is not numerically positive definite
-    (a kernel that is not, or rounding) keeps the updated inverse.
-    """
-    n = int(pool["pool_ints"][0])
-    if n == 0:
-        return
-    # A small product: on one thread it does not wait for busy cores.
-    with single_blas_thread():
-        factor, info = dpotrf(pool["pool_K"][:n, :n], lower=1)
-        if info != 0:
-            return
-        G, info = dpotri(factor, lower=1)
-    if info != 0 or not np.isfinite(G).all():
-        return
-    # dpotri fills the lower triangle.
-    G = np.tril(G)
-    pool["pool_G"][:n, :n] = G + np.tril(G, -1).T
-
-
-def fold(pool, rows, kernel, kernel_code, X, coef, index, budget):
-    """Bring ``coef[j] k(X[j], .)`` into the pool, in order; returns its new rows.
-
-    ``pool``: the arrays of :func:`new_pool` (grown and updated in place, or
-    replaced by grown copies); ``rows``: the pool's member rows, in position
-    order (dense or CSR); ``kernel_code``: the compiled form of the kernel
-    (``KERNEL_CODES``), or None; ``coef``: running sums, shape (len(X),
-    n_rows); ``index``: the stream index of each row (-1: not a row of the
-    stream).
-    """
-    m = X.shape[0]
-    if m == 0:
-        return rows
-    coef = np.ascontiguousarray(coef, dtype=np.float64)
-    ints = pool["pool_ints"]
-    n0 = int(ints[0])
-    _ensure_capacity(pool, min(budget + 1, n0 + m))
-    pool["pool_src"][:n0] = np.arange(n0)
-    Z = _vstack(rows, X)
-    with np.errstate(all="ignore"):
-        C = kernel_values(kernel, kernel_code, X, Z)
-        kxx = np.ascontiguousarray(kernel.diag(X), dtype=np.float64)
-    if not (np.isfinite(C).all() and np.isfinite(kxx).all() and np.isfinite(coef).all()):
-        # Rows so large that their kernel values overflow (the blocked
-        # formulas compute ||x||^2 + ||z||^2 - 2 x.z).
+    In one job, whatever joblib's context: the values, and so the model, are
+    then the same bits however the caller runs."""
+    with np.errstate(all="ignore"), parallel_config(n_jobs=1):
+        K = np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
+        if not np.isfinite(K).all() and kernel_code is not None:
+            K = kernel_values(kernel, kernel_code, X, Z)
+    if not np.isfinite(K).all():
         amax = abs(Z).max() if Z.shape[0] else 0.0
         raise ValueError(
-            f"Non-finite kernel values or coefficients in the averaged model (largest |x| "
-            f"among its rows: {amax:.3g}). Scale the features (for example with "
-            "StandardScaler), or use a smaller gamma. The model is left as it was before "
-            "the call."
+            f"Non-finite kernel values in the averaged model (largest |x| among its rows: "
+            f"{amax:.3g}). Scale the features (for example with StandardScaler), or use a "
+            "smaller gamma. The model is left as it was before the call."
         )
-    index = np.ascontiguousarray(index, dtype=np.int64)
-    refresh_every = max(budget, 16)
-    start = 0
-    while start < m:
-        start = fold_into_pool(
-            C,
-            coef,
-            kxx,
-            index,
-            pool["pool_G"],
-            pool["pool_K"],
-            pool["pool_beta"],
-            pool["pool_born"],
-            pool["pool_idx"],
-            pool["pool_src"],
-            ints,
-            budget,
-            POOL_RTOL,
-            refresh_every,
-            start,
-        )
-        if ints[2] >= refresh_every:
-            _recompute_inverse(pool)
-            ints[2] = 0
-    return Z[pool["pool_src"][: int(ints[0])]]
+    return K
 
 
-def bounded_average(pool, rows, kernel, kernel_code, X, coef, index, order, budget):
-    """The members, stream indices and summed coefficients of the bounded average.
+def _refit(K_S, S, coef, ridge):
+    """``(K_SS + ridge I)^{-1} K_S coef`` by Cholesky, or None if ``K_SS`` is
+    not numerically positive definite."""
+    K_SS = K_S[:, S] + ridge * np.eye(S.size)
+    try:
+        factor = cho_factor(K_SS, lower=True, check_finite=False)
+    except LinAlgError:
+        return None
+    out = cho_solve(factor, K_S @ coef, check_finite=False)
+    return out if np.isfinite(out).all() else None
 
-    ``X``, ``coef``, ``index``: the current members with their running sums,
-    folded into a copy of ``pool`` (``rows``: its member rows) in ``order``.
-    The pool itself is not changed. Divide the coefficients by the number of
-    rounds for the average.
+
+def compress(rows, coef, idx, kernel, kernel_code, budget):
+    """The expansion ``sum_j coef[j] k(rows[j], .)`` brought to at most ``budget`` members.
+
+    The subset is chosen by kernel matching pursuit (``budget <= 128``) or
+    by the size of each member's function, and its coefficients refitted
+    by ridge least squares (see the module's docstring). Returns ``(rows,
+    coef, idx)`` of the kept members, in their order in the input.
     """
-    final = copy_pool(pool)
-    sv = fold(final, rows, kernel, kernel_code, X[order], coef[order], index[order], budget)
-    n = int(final["pool_ints"][0])
-    return sv, final["pool_idx"][:n].copy(), final["pool_beta"][:n].T.copy()
+    if rows.shape[0] <= budget:
+        return rows, coef, idx
+    # On one BLAS thread: the same bits whatever the threads of the caller
+    # (the model is deterministic), and blocks too small to gain from more.
+    with single_blas_thread():
+        return _compress(
+            rows, np.ascontiguousarray(coef, dtype=np.float64), idx, kernel, kernel_code, budget
+        )
+
+
+def _compress(rows, coef, idx, kernel, kernel_code, budget):
+    """:func:`compress` of more than ``budget`` members (``coef`` contiguous)."""
+    with np.errstate(all="ignore"):
+        kxx = np.asarray(kernel.diag(rows), dtype=np.float64)
+    kmax = float(np.max(np.abs(kxx), initial=0.0))
+    ridge = RIDGE * kmax
+    S = np.zeros(0, dtype=np.intp)
+    if budget <= OMP_MAX_BUDGET:
+        K = _kernel_block(kernel, kernel_code, rows, rows)
+        S = omp_select(K, coef, budget, OMP_TOL * kmax)
+        K_S = K[S]
+    if S.size == 0:
+        # Above 128, or no member with a positive residual (a kernel that
+        # is not positive semi-definite): by the size of each function.
+        size = np.sqrt(np.einsum("ij,ij->i", coef, coef) * np.abs(kxx))
+        S = np.sort(np.argsort(-size, kind="stable")[:budget])
+        K_S = _kernel_block(kernel, kernel_code, rows[S], rows)
+    kept = _refit(K_S, S, coef, ridge)
+    for larger in (1e2, 1e4):
+        # A Gram matrix that rounding leaves barely indefinite (a kernel
+        # that is only just positive semi-definite): a larger ridge. Not
+        # matching pursuit again, whose Gram matrix of the whole pool would
+        # take O(pool^2) memory at a large budget.
+        if kept is None:
+            kept = _refit(K_S, S, coef, ridge * larger)
+    if kept is None:
+        warnings.warn(
+            "The kernel's Gram matrix of the averaged model is not positive definite: "
+            "the members kept for the average within the budget keep their own "
+            "coefficients, and the others are dropped.",
+            UserWarning,
+            stacklevel=2,
+        )
+        kept = coef[S]
+    return rows[S], kept, idx[S]
 
 
 def _conversion(average):
@@ -202,9 +186,9 @@ class _AveragingMixin:
     """The average of the hypotheses of a kernel estimator's stream.
 
     The engine keeps each member's running sum ``acc`` (in the coefficients'
-    true units, up to the round ``stamp``); the members that leave are
-    folded into the pool (``average=True`` with a removal rule) or kept
-    whole (``average='exact'``).
+    true units, up to the round ``stamp``); the members that leave go to the
+    pool, compressed within the budget (``average=True`` with a removal
+    rule) or kept whole (``average='exact'``).
     """
 
     @property
@@ -217,32 +201,71 @@ class _AveragingMixin:
         """Whether the average is kept within the budget by a pool (removal rules)."""
         return self._conversion == "average" and self._removes_members
 
-    def _retired_lists(self):
-        """What ``average='exact'`` keeps of the members that left (grown in place)."""
-        return self._retired_idx, self._retired_acc, self._retired_sv
+    def _pool_rows(self):
+        """The member rows of the pool (dense or CSR)."""
+        n = int(self._state["pool_n"][0])
+        return self._state["pool_X"][:n] if self._dense else self._pool_X
+
+    def _pool_room(self):
+        """How many members may leave before the pool is due for compression
+        (None: never, the exact average)."""
+        if not self._bounded_pool:
+            return None
+        return POOL_FACTOR * self.budget - int(self._state["pool_n"][0])
 
     def _fold_retired(self, retired, Z):
-        """Keep what the members that left (``engine.retired()``) gave the
-        average: folded into the pool of the bounded average, or kept whole
-        for ``average='exact'``. ``Z``: the block's kernel columns (sparse)."""
-        ridx, racc, rX, rcol = retired
-        rX = rX if self._dense else Z[rcol]
-        if self._bounded_pool:
-            self._before_change("pool_")
-            self._pool_X = fold(
-                self._state,
-                self._pool_X,
-                self._kernel,
-                self._kernel_code,
-                rX,
-                racc,
-                ridx,
-                self.budget,
-            )
+        """Append the members that left (``engine.retired()``) to the pool,
+        and compress it if it is due. ``Z``: the block's kernel columns
+        (sparse streams).
+        """
+        ridx, racc, rX, rcol = retired[:4]
+        self._before_change("pool_")
+        state = self._state
+        n, m = int(state["pool_n"][0]), ridx.shape[0]
+        if self._dense:
+            if state["pool_X"].shape[0] < n + m:
+                cap = max(n + m, 2 * state["pool_X"].shape[0], 16)
+                for name in ("pool_X", "pool_coef", "pool_idx"):
+                    grown = np.zeros((cap,) + state[name].shape[1:], dtype=state[name].dtype)
+                    grown[:n] = state[name][:n]
+                    state[name] = grown
+            state["pool_X"][n : n + m] = rX
         else:
-            self._retired_idx.extend(ridx)
-            self._retired_acc.extend(racc)
-            self._retired_sv.append(rX)
+            self._pool_X = _vstack(self._pool_X, Z[rcol])
+            for name in ("pool_coef", "pool_idx"):
+                state[name] = state[name][:n]
+        if self._dense:
+            state["pool_coef"][n : n + m] = racc
+            state["pool_idx"][n : n + m] = ridx
+        else:
+            state["pool_coef"] = np.concatenate([state["pool_coef"], racc])
+            state["pool_idx"] = np.concatenate([state["pool_idx"], ridx])
+        state["pool_n"] = np.array([n + m], dtype=np.int64)
+        if self._bounded_pool and n + m > POOL_FACTOR * self.budget:
+            self._compress_pool()
+
+    def _compress_pool(self):
+        """Compress the pool to the budget (in arrays of the same capacity)."""
+        state = self._state
+        n = int(state["pool_n"][0])
+        rows, coef, idx = compress(
+            self._pool_rows(),
+            state["pool_coef"][:n],
+            state["pool_idx"][:n],
+            self._kernel,
+            self._kernel_code,
+            self.budget,
+        )
+        m = idx.shape[0]
+        if self._dense:
+            for name, kept in (("pool_X", rows), ("pool_coef", coef), ("pool_idx", idx)):
+                new = np.zeros_like(state[name])
+                new[:m] = kept
+                state[name] = new
+        else:
+            self._pool_X = rows
+            state["pool_coef"], state["pool_idx"] = np.ascontiguousarray(coef), idx
+        state["pool_n"] = np.array([m], dtype=np.int64)
 
     def _average_is_finite(self):
         """Whether the sums of the average are finite, brought up to the
@@ -258,8 +281,7 @@ class _AveragingMixin:
             )
         return bool(
             np.isfinite(acc).all()
-            and np.isfinite(state.get("pool_beta", np.zeros(0))).all()
-            and all(np.isfinite(a).all() for a in self._retired_acc)
+            and np.isfinite(state["pool_coef"][: int(state["pool_n"][0])]).all()
         )
 
     def _averaged_members(self, sv, idx, coef):
@@ -271,31 +293,20 @@ class _AveragingMixin:
         """
         n, t, state = self._n, self._t, self._state
         # The running sums are in the coefficients' true units.
-        coef = state["acc"][:n].T + coef * (state["scale"][1] - state["stamp"][:n])
-        if self._bounded_pool:
-            order = np.argsort(state["born"][:n], kind="stable")
-            sv, idx, coef = bounded_average(
-                state,
-                self._pool_X,
-                self._kernel,
-                self._kernel_code,
-                sv,
-                coef.T,
-                idx,
-                order,
-                self.budget,
-            )
-        coef = coef / t
-        if self._retired_idx:
-            sv = _vstack(sv, self._stack(self._retired_sv))
-            idx = np.concatenate([idx, self._retired_idx])
-            coef = np.hstack([coef, np.array(self._retired_acc).T / t])
+        coef = state["acc"][:n] + coef.T * (state["scale"][1] - state["stamp"][:n])[:, None]
+        m = int(state["pool_n"][0])
+        if m:
+            sv = _vstack(self._pool_rows(), sv)
+            idx = np.concatenate([state["pool_idx"][:m], idx])
+            coef = np.concatenate([state["pool_coef"][:m], coef])
         # A member that joined on the last round played took part in no
         # hypothesis of the average.
-        used = np.any(coef != 0, axis=0)
-        if not used.all():
-            sv, idx, coef = sv[np.flatnonzero(used)], idx[used], coef[:, used]
-        return sv, idx, coef
+        used = np.flatnonzero(np.any(coef != 0, axis=1))
+        if used.size < idx.size:
+            sv, idx, coef = sv[used], idx[used], coef[used]
+        if self._bounded_pool:
+            sv, coef, idx = compress(sv, coef, idx, self._kernel, self._kernel_code, self.budget)
+        return sv, idx, np.ascontiguousarray(coef.T) / t
 
     def _stack(self, parts):
         """Rows of the stream format, stacked."""

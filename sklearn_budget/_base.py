@@ -232,7 +232,7 @@ class BaseKernelOnlineClassifier(
 
     _lazy_undo_prefixes = _LAZY_UNDO_PREFIXES
 
-    _mutable_attributes = ("_member_axes", "_retired_sv", "_retired_idx", "_retired_acc")
+    _mutable_attributes = ("_member_axes",)
 
     @abstractmethod
     def __init__(
@@ -364,17 +364,6 @@ class BaseKernelOnlineClassifier(
         self._add_state("scale", np.array([1.0, 0.0]))
         for name, array in new_bins(len(self.classes_)).items():
             self._add_state(name, array)
-        if self._conversion in ("average", "exact"):
-            # The averaged hypothesis of the last checkpoint (see _play):
-            # empty before the first round.
-            self._add_state("cal_avg_t", np.zeros(1, dtype=np.int64))
-            self._add_state("cal_avg_coef", np.zeros((n_rows, 0)))
-            if sp.issparse(X):
-                self._add_state("cal_avg_data", np.zeros(0))
-                self._add_state("cal_avg_indices", np.zeros(0, dtype=np.int64))
-                self._add_state("cal_avg_indptr", np.zeros(1, dtype=np.int64))
-            else:
-                self._add_state("cal_avg_sv", np.zeros((0, X.shape[1])))
         self._add_state("alpha", np.zeros((0, n_rows)), (0,))
         for name in ("idx", "born", "cols"):
             self._add_state(name, np.zeros(0, dtype=np.int64), (0,))
@@ -382,20 +371,18 @@ class BaseKernelOnlineClassifier(
         if self._averages:
             self._add_state("acc", np.zeros((0, n_rows)), (0,))
             self._add_state("stamp", np.zeros(0), (0,))
-        if self._bounded_pool:
-            # The averaged hypothesis within the budget (see _averaging.py).
-            for name, array in new_pool(n_rows).items():
+        if self._averages:
+            # The members that left, for the average (see _averaging.py).
+            for name, array in new_pool(n_rows, X.shape[1], self._dense).items():
                 self._add_state(name, array)
-            self._pool_X = X[:0] if sp.issparse(X) else np.zeros((0, X.shape[1]))
+            if not self._dense:
+                self._pool_X = sp.csr_matrix(X[:0])
         if self._keeps_gram:
             self._add_state("gram", np.zeros((0, 0)), (0, 1))
         if self._dense:
             self._add_state("Xs", np.zeros((0, X.shape[1])), (0,))
         else:
             self._sv_sparse = sp.csr_matrix(X[:0])
-        self._retired_sv = []
-        self._retired_idx = []
-        self._retired_acc = []
         self._n_seen = 0
         self._stream_config = {name: getattr(self, name) for name in self._stream_params}
         self.n_mistakes_ = 0
@@ -442,6 +429,10 @@ class BaseKernelOnlineClassifier(
     def _end_of_call(self, n_rows):
         self._n_seen += n_rows
         self.n_mistakes_ = int(self._state["counters"][2])
+        if n_rows > 1 and self._bounded_pool:
+            # The average within the budget, published now rather than by
+            # the first prediction (one-row calls leave it to the first read).
+            self._publish_now()
 
     def _takes_lean_rows(self):
         return (

@@ -87,8 +87,7 @@ AVERAGE
         line each time an epoch passes a multiple of ``verbose_interval``
         rounds. The rounds per second are those since the previous line of
         the call. Lines are printed between the blocks of at most 256 rows
-        in which the rounds are played (averaged models also end a block at
-        each checkpoint of their probabilities), never during a block, so a
+        in which the rounds are played, never during a block, so a
         line comes at the end of the block in which the multiple falls.
 
     verbose_interval : int, default=10_000

@@ -77,10 +77,17 @@ cdef class Engine:
 
     # Margin of each round of the block (the progressive margins)
     cdef double[::1] mout
+    # Averaged models: every ``cal_every``-th round of the stream (0: none),
+    # the current members' part of the scores of the average, before the
+    # round's update (``live_average``)
+    cdef public int64_t cal_every
+    cdef double[:, ::1] aout
 
-    # Members removed during this call (for the exact average)
-    cdef public Py_ssize_t n_ret
-    cdef int64_t[::1] ret_idx, ret_col
+    # Members removed since the last ``clear_retired`` (for the pool of the
+    # average), with their round; the loop stops after the round at which
+    # they exceed ``ret_limit`` (-1: never), at row ``stopped_at``
+    cdef public Py_ssize_t n_ret, ret_limit, stopped_at
+    cdef int64_t[::1] ret_idx, ret_col, ret_t
     cdef double[:, ::1] ret_acc, ret_X
 
     # Undo record of a one-row call (see _one_row_fast.OneRow): the state
@@ -97,6 +104,7 @@ cdef class Engine:
     cdef void _play(self, Rule rule, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
     cdef void checkpoint(self) noexcept nogil
     cdef void kernel_row(self) noexcept nogil
+    cdef void live_average(self, Py_ssize_t jj) noexcept nogil
     cdef void scores(self) noexcept nogil
     cdef bint finite_scores(self) noexcept nogil
     cdef double margin(self, int64_t y) noexcept nogil

@@ -66,6 +66,7 @@ cdef class Engine:
         self.d = n_features
         self.f = np.zeros(n_rows)
         self.v = np.zeros(n_rows)
+        self.ret_limit = -1
 
     def bind(self, dict state):
         """Take views of the (possibly regrown) arrays of ``state``."""
@@ -98,6 +99,8 @@ cdef class Engine:
         cdef Py_ssize_t b = y.shape[0]
         if self.mout is None or self.mout.shape[0] < b:
             self.mout = np.zeros(b)
+        if self.cal_every > 0 and (self.aout is None or self.aout.shape[0] < b):
+            self.aout = np.zeros((b, self.R))
         self.yb = y
         self.w = w
         self.diag = diag
@@ -120,6 +123,7 @@ cdef class Engine:
         if self.average and self.removes:
             self.ret_idx = np.zeros(m, dtype=np.int64)
             self.ret_col = np.zeros(m, dtype=np.int64)
+            self.ret_t = np.zeros(m, dtype=np.int64)
             self.ret_acc = np.zeros((m, self.R))
             self.ret_X = np.zeros((m if self.dense else 0, self.d))
 
@@ -127,8 +131,14 @@ cdef class Engine:
         """Margins of the first ``b`` rounds of the block, before their updates."""
         return np.asarray(self.mout[:b]).copy()
 
+    def live_averages(self, Py_ssize_t start, Py_ssize_t stop):
+        """The current members' part of the averaged scores of rows ``start:stop``
+        of the block (set on the rounds that ``cal_every`` divides)."""
+        return np.asarray(self.aout[start:stop])
+
     def retired(self):
-        """Stream index, running sum and row (or block column) of each removed member."""
+        """Stream index, running sum, row (or block column) and round of each
+        member removed since :meth:`clear_retired`."""
         m = self.n_ret
         if not self.average or m == 0:
             return None
@@ -137,7 +147,12 @@ cdef class Engine:
             np.asarray(self.ret_acc[:m]).copy(),
             np.asarray(self.ret_X[:m]).copy() if self.dense else None,
             np.asarray(self.ret_col[:m]).copy(),
+            np.asarray(self.ret_t[:m]).copy(),
         )
+
+    def clear_retired(self):
+        """Forget the removed members (handed to the pool)."""
+        self.n_ret = 0
 
     # ------------------------------------------------------------------
     # The loop
@@ -146,9 +161,12 @@ cdef class Engine:
         """Play rows ``start:stop`` of the block (without the GIL).
 
         Stops at the first row whose scores are not finite (overflow of the
-        kernel values or of the coefficients) and sets ``bad_row``.
+        kernel values or of the coefficients) and sets ``bad_row``, or after
+        the round at which the removed members exceed ``ret_limit``; the
+        next row to play is then ``stopped_at`` (``stop`` otherwise).
         """
         self.bad_row = -1
+        self.stopped_at = stop
         with nogil:
             self._play(rule, start, stop)
 
@@ -168,6 +186,8 @@ cdef class Engine:
             y = self.yb[jj]
             margin = self.margin(y)
             self.mout[jj] = margin
+            if self.cal_every > 0 and self.t % self.cal_every == 0:
+                self.live_average(jj)
             if margin <= 0.0:
                 self.n_mistakes += 1
             if self.ckpt_armed and rule.round_changes_state:
@@ -181,6 +201,10 @@ cdef class Engine:
                 rule.update(self, y, margin, self.diag[jj], self.w[jj])
                 if self.updated:
                     self.n_updates += 1
+            if 0 <= self.ret_limit < self.n_ret:
+                # The pool is due for compression before the next round.
+                self.stopped_at = jj + 1
+                return
 
     cdef void checkpoint(self) noexcept nogil:
         """Copy the registered state arrays into the undo record (once per call)."""
@@ -199,6 +223,20 @@ cdef class Engine:
         if n > 0:
             dense_kernel_row(self.kind, &self.Xb[j, 0], &self.Xs[0, 0], n, self.d,
                               self.gamma, self.degree, self.coef0, &self.k[0])
+
+    cdef void live_average(self, Py_ssize_t jj) noexcept nogil:
+        """``aout[jj] = sum_i acc_i(t) k(x_i, x_t)``: the current members' part
+        of the summed hypotheses of rounds ``1..t`` at the round's row, each
+        running sum brought to the round (the hypothesis of this round, not
+        yet updated, included)."""
+        cdef Py_ssize_t i, c
+        cdef double dt, s
+        for c in range(self.R):
+            s = 0.0
+            for i in range(self.n):
+                dt = self.clock - self.stamp[i]
+                s += (self.acc[i, c] + self.alpha[i, c] * dt) * self.k[i]
+            self.aout[jj, c] = s
 
     cdef void scores(self) noexcept nogil:
         cdef Py_ssize_t i, c, R = self.R
@@ -287,6 +325,7 @@ cdef class Engine:
         self.sync(pos)
         self.ret_idx[m] = self.idx[pos]
         self.ret_col[m] = self.cols[pos]
+        self.ret_t[m] = self.t
         for c in range(self.R):
             self.ret_acc[m, c] = self.acc[pos, c]
         if self.dense:

@@ -18,10 +18,9 @@ cdef class MarginBins:
                      Py_ssize_t cls, double margin, double w, double t) noexcept nogil
 
 
-cpdef int64_t next_checkpoint(int64_t t) noexcept nogil
-
-cdef bint expansion_scores(const double[:, ::1] coef, const double* k,
+cdef bint average_scores(const double[:, ::1] coef, const double* k, Py_ssize_t m,
+                         const double* live, double t, double* f) noexcept nogil
+cdef double average_margin(const double[:, ::1] coef, const double* k, Py_ssize_t m,
+                           const double* live, double t, int64_t y,
                            double* f) noexcept nogil
-cdef double expansion_margin(const double[:, ::1] coef, const double* k, int64_t y,
-                             double* f) noexcept nogil
 cdef void log_proba(const double* z, Py_ssize_t R, double* out) noexcept nogil

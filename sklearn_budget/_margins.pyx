@@ -8,9 +8,9 @@ that a stream records the same bins whatever calls it is split into:
 
 - :class:`MarginBins`: the bin of a margin and the recording of a round's
   margin into the bins (``_calibration.record_margins`` documents them);
-- :func:`expansion_margins`: the margins of rows under a kernel expansion
-  (the averaged hypothesis of the last checkpoint), summed in the order of
-  its members;
+- :func:`average_margins`: the margins of rows under the averaged
+  hypothesis of their rounds, the pool's part summed in the order of its
+  members;
 - :func:`fit_temperature`: the scale of the probabilities fitted to the
   bins;
 - :func:`log_probabilities`: the probabilities of scaled scores, the
@@ -131,68 +131,58 @@ cdef class MarginBins:
         return out
 
 
-cpdef int64_t next_checkpoint(int64_t t) noexcept nogil:
-    """The first checkpoint of the round counter after round ``t``.
-
-    The averaged hypothesis is taken at every checkpoint, and the rounds
-    that follow are scored with it (out of sample: it averages the
-    hypotheses of earlier rounds only). The checkpoints are every round up
-    to 16, then ``t / 16`` to ``t / 8`` rounds apart (multiples of
-    ``2^(floor(log2 t) - 3)``): so few that taking the average costs a
-    vanishing share of the stream (about ``8 log2 T`` of them), and close
-    enough that the average scoring a round has seen at least 8/9 of its
-    rounds. A function of ``t`` alone, so the same for any split of the
-    stream into calls.
-    """
-    cdef int64_t step = 1, u = t
-    cdef int bits = 0
-    while u > 0:
-        bits += 1
-        u >>= 1
-    if bits > 4:
-        step = (<int64_t>1) << (bits - 4)
-    return (t // step + 1) * step
-
-
 # ----------------------------------------------------------------------
-# Margins under a kernel expansion
+# Margins under the average
 # ----------------------------------------------------------------------
-cdef bint expansion_scores(const double[:, ::1] coef, const double* k,
-                           double* f) noexcept nogil:
-    """``f[c] = sum_i coef[c, i] k[i]``, summed in the order of the members
-    (``k``: the kernel values of a row with them); False if one is not finite."""
-    cdef Py_ssize_t c, i, m = coef.shape[1]
+cdef bint average_scores(const double[:, ::1] coef, const double* k, Py_ssize_t m,
+                         const double* live, double t, double* f) noexcept nogil:
+    """``f = (sum_{i < m} coef[i] k[i] + live) / t``: the scores of the
+    average of ``t`` hypotheses (``coef``: one row per member of the pool,
+    summed in their order; ``live``: the current members' part, from the
+    engine); False if one is not finite."""
+    cdef Py_ssize_t c, i, R = coef.shape[1]
     cdef double s
-    for c in range(coef.shape[0]):
+    for c in range(R):
         s = 0.0
         for i in range(m):
-            s += coef[c, i] * k[i]
+            s += coef[i, c] * k[i]
+        s = (s + live[c]) / t
         if not isfinite(s):
             return False
         f[c] = s
     return True
 
 
-cdef double expansion_margin(const double[:, ::1] coef, const double* k, int64_t y,
-                             double* f) noexcept nogil:
-    """The margin of label ``y`` (coded as for the rounds) under the scores of
-    :func:`expansion_scores` (left in ``f``); NaN if a score is not finite."""
+cdef double average_margin(const double[:, ::1] coef, const double* k, Py_ssize_t m,
+                           const double* live, double t, int64_t y,
+                           double* f) noexcept nogil:
+    """The margin of label ``y`` (coded as for the rounds) under the scores
+    of :func:`average_scores` (left in ``f``); NaN if one is not finite."""
     cdef Py_ssize_t r
-    if not expansion_scores(coef, k, f):
+    if not average_scores(coef, k, m, live, t, f):
         return NAN
-    return margin_of(f, y, coef.shape[0], &r)
+    return margin_of(f, y, coef.shape[1], &r)
 
 
-def expansion_margins(const double[:, ::1] K, const double[:, ::1] coef,
-                      const int64_t[::1] y):
-    """Margins of rows under the expansion ``sum_i coef[:, i] k(sv_i, .)``.
+def average_margins(const double[:, ::1] K, const double[:, ::1] coef,
+                    const int64_t[::1] prefix, const double[:, ::1] live,
+                    const double[::1] rounds, const int64_t[::1] y):
+    """Margins of rows under the averages of their rounds (:func:`average_margin`).
 
     Parameters
     ----------
     K : ndarray of shape (n_rows, n_members)
-        The kernel values of the rows with the members ``sv``.
-    coef : ndarray of shape (n_rows_of_coef, n_members)
-        The coefficients: one row for two classes, one per class otherwise.
+        The kernel values of the rows with the members of the pool.
+    coef : ndarray of shape (n_members, n_coef_rows)
+        The members' running sums: one column for two classes, one per
+        class otherwise.
+    prefix : ndarray of shape (n_rows,)
+        How many of the members (the first) the average of each row's
+        round holds.
+    live : ndarray of shape (n_rows, n_coef_rows)
+        The current members' part of each row's scores (summed running sums).
+    rounds : ndarray of shape (n_rows,)
+        The round of each row: the number of hypotheses averaged.
     y : ndarray of shape (n_rows,)
         The labels, -1/+1 or class indices.
 
@@ -204,13 +194,13 @@ def expansion_margins(const double[:, ::1] K, const double[:, ::1] coef,
     cdef Py_ssize_t i, n = K.shape[0]
     cdef bint finite = True
     out = np.zeros(n)
-    if coef.shape[1] == 0:
-        return out
     cdef double[::1] margins = out
-    cdef double[::1] f = np.empty(coef.shape[0])
+    cdef double[::1] f = np.empty(max(coef.shape[1], 1))
+    cdef double zero = 0.0
     with nogil:
         for i in range(n):
-            margins[i] = expansion_margin(coef, &K[i, 0], y[i], &f[0])
+            margins[i] = average_margin(coef, &K[i, 0] if K.shape[1] else &zero, prefix[i],
+                                        &live[i, 0], rounds[i], y[i], &f[0])
             if isnan(margins[i]):
                 finite = False
                 break

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from ._averaging import fold, new_pool
+from ._averaging import compress as _compress
 from ._calibration import new_bins
 from ._dense_rows import KERNEL_CODES
 from ._kernels import Kernel
@@ -180,31 +180,16 @@ def make_kernel(estimator):
 def compress(kernel, kernel_code, rows, coef, keys, budget):
     """The expansion ``(rows, coef, keys)`` brought within ``budget`` members.
 
-    Each function ``coef[:, j] k(rows[j], .)`` is folded into a pool of at
-    most ``budget`` members, in order (:func:`~sklearn_budget._averaging.fold`):
-    it is projected onto the pool's span when it lies in it, else joins, and
-    an overflowing pool loses the member whose removal, after the optimal
-    projection of its function onto the others, costs least in the RKHS
-    norm. The functions are folded ``budget`` at a time, so that no kernel
-    block exceeds ``2 budget`` columns. Returns ``(rows, coef, keys)`` of the
-    pool, oldest member (first to join) first.
+    By the compression of the pool of the bounded average
+    (:func:`~sklearn_budget._averaging.compress`): a subset chosen by
+    kernel matching pursuit or by the size of each member's function, its
+    coefficients refitted by least squares to the whole expansion. Returns
+    ``(rows, coef, keys)`` of the kept members, in their order in the input.
     """
-    n_rows = coef.shape[0]
-    pool = new_pool(n_rows)
-    pool_rows = rows[:0]
-    coef_t = np.ascontiguousarray(coef.T)
-    for start in range(0, rows.shape[0], budget):
-        sl = slice(start, start + budget)
-        pool_rows = fold(
-            pool, pool_rows, kernel, kernel_code, rows[sl], coef_t[sl], keys[sl], budget
-        )
-    n = int(pool["pool_ints"][0])
-    order = np.argsort(pool["pool_born"][:n], kind="stable")
-    return (
-        pool_rows[order],
-        np.ascontiguousarray(pool["pool_beta"][:n][order].T),
-        pool["pool_idx"][:n][order].copy(),
+    rows, coef, keys = _compress(
+        rows, np.ascontiguousarray(coef.T), keys, kernel, kernel_code, budget
     )
+    return rows, np.ascontiguousarray(coef.T), np.asarray(keys).copy()
 
 
 def next_start(rows, coef, keys, rounds, rule_state, n_total):

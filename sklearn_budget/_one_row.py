@@ -16,7 +16,7 @@ plus caches that make it cheap:
 The round is played by the engine of the blocks (``_engine.pyx``), its margin
 recorded by the recorder of the blocks (``_calibration.MARGIN_BINS``), under
 the averaged hypothesis as the blocks compute it
-(``_margins.expansion_margin``), and river's probabilities are those of
+(``_margins.average_margin``), and river's probabilities are those of
 ``predict_proba`` (``_margins.log_proba``): the model, the bins and the
 probabilities are those of a call of many rows, to the last bit.
 """
@@ -97,12 +97,6 @@ def _restore_values(copies):
         np.copyto(a, copy)
 
 
-def _cut_lists(lists, lengths):
-    """The lists of the members that left (``average='exact'``), cut back to ``lengths``."""
-    for kept, n in zip(lists, lengths):
-        del kept[n:]
-
-
 class _Uncovered:
     """A stream the one-row path does not cover, until its parameters or state change."""
 
@@ -178,6 +172,7 @@ class _OneRowPath:
             cost_model,
             MARGIN_BINS,
             est._averages,
+            est._average_every,
         )
 
     def valid(self, est):
@@ -200,7 +195,7 @@ class _OneRowPath:
 
         In the order of ``_play``: the rule's hooks, the compiled round (which
         records its margin), then, for averaged models, the members that left
-        folded into the average and the checkpoint taken. It runs in the
+        brought into the pool of the average. It runs in the
         transaction of every call (``_transaction.Transaction``), which puts
         back the estimator's attributes and the arrays that only Python
         changes; each change made otherwise registers its undo first: the
@@ -233,7 +228,7 @@ class _OneRowPath:
             else:
                 code = fast.play(y, w, kxx, est._n_seen, self.record)
             if code == 4:
-                # As _checkpoint_margins raises.
+                # As _segment_margins raises.
                 raise _nonfinite_scores(fast.row)
             if code:
                 what = (
@@ -242,31 +237,25 @@ class _OneRowPath:
                     else "Non-finite coefficients after the call"
                 )
                 raise ValueError(_rounds._overflow_message(fast.row, np.array([w]), what))
-            if not self.record:
+            if not self.record and fast.cal_round:
                 est._record_margins(
                     np.array([fast.margin]),
                     np.array([max(y, 0) if self.binary else y], dtype=np.intp),
-                    np.array([w]),
+                    np.array([w * (est._average_every if fast.averaged else 1)]),
                     np.array([float(state["counters"][1])]),
                 )
             # Averaged models, in the order of _play: the members that left
-            # are folded into the average (a removal rule's update), and at a
-            # checkpoint round the average is taken. Both are Python's and
-            # change only the arrays the transaction records lazily (the pool,
-            # the checkpoint's), and the lists of average='exact'.
+            # go to the pool of the average (a removal rule's update). That
+            # is Python's, and changes only the arrays the transaction
+            # records lazily (the pool's).
             retired = fast.engine.retired() if fast.averaged else None
-            armed = retired is not None or fast.averaged and fast.checkpoint_due
-            if armed:
-                tx.track_lazy_arrays()
-                lists = est._retired_lists()
-                tx.on_undo(partial(_cut_lists, lists, [len(kept) for kept in lists]))
             if retired is not None:
+                tx.track_lazy_arrays()
                 est._fold_retired(retired, None)
+                fast.engine.clear_retired()
             if hooks == "python":
                 est._block_end(rule, fast.row, None)
-            if armed:
-                if fast.checkpoint_due:
-                    est._take_checkpoint()
+            if retired is not None:
                 fast.rebind()
             if fast.averaged and not est._average_is_finite():
                 raise ValueError(
@@ -283,10 +272,13 @@ class _OneRowPath:
         """``est.proba_scale_``, kept until a round is played or undone.
 
         The scale is fitted to the bins of the margins, which change only
-        with the rounds (an undo puts back the bins with the round count);
-        between two rounds a stream of predictions reads it once.
+        with the rounds recorded (an undo puts back the bins with the round
+        count): every round, or every ``_average_every``-th of an averaged
+        model; between two of them a stream of predictions reads it once.
         """
         t = self.fast.rounds
+        if self.fast.averaged:
+            t //= est._average_every
         if self.scale_round != t:
             self.scale = est.proba_scale_
             self.scale_round = t
@@ -415,8 +407,9 @@ def event_scores(est, x, columns, proba=False):
     probabilities of ``predict_proba`` instead (up to rounding).
 
     The scores of the last hypothesis, computed as the next round computes
-    them, or those of the published average (averaged models): equal to
-    ``decision_function`` up to rounding.
+    them, or those of the average of the rounds played (averaged models):
+    the pool and the current members, not compressed, whose compression
+    within the budget ``decision_function`` scores.
     """
     path = _ONE_ROW.get(est)
     if type(path) is not _OneRowPath or not path.fast.binds(est._state):
@@ -435,13 +428,7 @@ def event_scores(est, x, columns, proba=False):
         if conversion == "last":
             scores = path.fast.score_dict(x, columns)
         else:
-            # The published average (derived once after each change).
-            scores = path.fast.expansion_dict(
-                x,
-                columns,
-                est._fitted_attribute("support_vectors_"),
-                est._fitted_attribute("dual_coef_"),
-            )
+            scores = path.fast.average_dict(x, columns)
         if scores is None or not proba:
             return scores
         return path.fast.proba_of_scores(path.proba_scale(est))

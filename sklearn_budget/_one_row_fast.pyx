@@ -19,13 +19,7 @@ import numpy as np
 
 from ._dense_rows cimport dense_kernel_row, load_event, load_row
 from ._engine cimport Engine, Rule
-from ._margins cimport (
-    MarginBins,
-    expansion_margin,
-    expansion_scores,
-    log_proba,
-    next_checkpoint,
-)
+from ._margins cimport MarginBins, average_margin, average_scores, log_proba
 
 
 cdef class OneRow:
@@ -50,17 +44,19 @@ cdef class OneRow:
     changes nothing); :meth:`undo` puts back everything of the last
     :meth:`play`, the margin's bin and the counters included.
 
-    ``averaged``: the margin recorded is the row's margin under the
-    averaged hypothesis of the last checkpoint (``cal_avg_*``, by
-    ``_margins.expansion_margin``, as the blocks compute it), not the online
-    one. The Python side folds the members that left (``engine.retired()``)
-    and takes the checkpoints (``checkpoint_due``), which replace state
-    arrays that only Python changes: :meth:`rebind` then follows them.
+    ``averaged``: the margin recorded, on every ``cal_every``-th round of
+    the stream, is the row's margin under the average of the hypotheses so
+    far, the pool's part and the current members' (by
+    ``_margins.average_margin``, as the blocks compute it), not the online
+    one. The Python side brings the members that left (``engine.retired()``)
+    into the pool, which replaces state arrays that only Python changes:
+    :meth:`rebind` then follows them.
 
     ``max_direct``: the most members for which the engine takes the direct
     kernel path on a block of one row; ``avg_max_direct``: the most members
     of the average for which the blocks compute a row's kernel values with
-    it by the compiled kernel (``_base._kernel_matrix``); beyond either,
+    it by the compiled kernel (``_base._kernel_matrix``), compared with the
+    pool's members; beyond either,
     :meth:`fits` hands the row to the blocks.
     """
 
@@ -76,16 +72,18 @@ cdef class OneRow:
     cdef MarginBins bins
     cdef double[::1] cal_counts, cal_sums, cal_n
     cdef Py_ssize_t limit, max_direct, avg_max_direct
-    # The averaged hypothesis of the last checkpoint (averaged models)
+    # The pool of the average (averaged models): members, running sums, count
     cdef public bint averaged
-    cdef int64_t[::1] cal_avg_t
-    cdef const double[:, ::1] avg_coef   # (R, m)
-    cdef const double[:, ::1] avg_sv     # (m, d)
+    cdef int64_t cal_every
+    cdef int64_t[::1] pool_n
+    cdef const double[:, ::1] pool_coef  # (capacity, R)
+    cdef const double[:, ::1] pool_X     # (capacity, d)
     cdef double[::1] avg_k, avg_f
     # Log-probabilities of the last scores (proba_of_scores)
     cdef double[::1] log_p
-    #: Whether the round played is a checkpoint (averaged models).
-    cdef public bint checkpoint_due
+    #: Whether the round played recorded its margin (averaged models: every
+    #: ``cal_every``-th round).
+    cdef public bint cal_round
     # Undo record of the last play
     cdef public bint active
     cdef int64_t old_counters[4]
@@ -98,12 +96,14 @@ cdef class OneRow:
 
     def __init__(self, Engine engine, Rule rule, dict state, list undo_names,
                  Py_ssize_t limit, Py_ssize_t max_direct, Py_ssize_t avg_max_direct,
-                 MarginBins bins, bint averaged=False):
+                 MarginBins bins, bint averaged=False, int64_t cal_every=0):
         cdef Py_ssize_t i
         self.engine = engine
         self.rule = rule
         self.state = state
         self.averaged = averaged
+        self.cal_every = cal_every if averaged else 0
+        engine.cal_every = self.cal_every
         self.limit = limit
         self.max_direct = max_direct
         self.avg_max_direct = avg_max_direct
@@ -140,7 +140,7 @@ cdef class OneRow:
 
     def rebind(self):
         """Follow the arrays of the state that only Python changes (the bins,
-        the average of the last checkpoint, the pool), replaced after a round."""
+        the pool), replaced after a round."""
         state = self.state
         self.names = list(state)
         self.arrays = [state[name] for name in self.names]
@@ -148,10 +148,10 @@ cdef class OneRow:
         self.cal_sums = state["cal_sums"].reshape(-1)
         self.cal_n = state["cal_n"]
         if self.averaged:
-            self.cal_avg_t = state["cal_avg_t"]
-            self.avg_coef = state["cal_avg_coef"]
-            self.avg_sv = state["cal_avg_sv"]
-            m = self.avg_coef.shape[1]
+            self.pool_n = state["pool_n"]
+            self.pool_coef = state["pool_coef"]
+            self.pool_X = state["pool_X"]
+            m = self.pool_X.shape[0]
             if self.avg_k is None or self.avg_k.shape[0] < m:
                 self.avg_k = np.zeros(max(m, 1))
             self.avg_f = np.zeros(self.engine.R)
@@ -171,12 +171,8 @@ cdef class OneRow:
         cdef Py_ssize_t n = self.counters[0], need = n + 1
         if self.limit >= 0 and need > self.limit:
             need = self.limit
-        if self.averaged and (
-            next_checkpoint(self.cal_avg_t[0]) <= self.counters[1]
-            or self.avg_coef.shape[1] > self.avg_max_direct
-        ):
-            # Checkpoints passed by rounds not recorded, which _play takes,
-            # or an average whose kernel values the blocks take from BLAS.
+        if self.averaged and self.pool_n[0] > self.avg_max_direct:
+            # A pool whose kernel values the blocks take from BLAS.
             return False
         return need <= self.engine.alpha.shape[0] and n <= self.max_direct
 
@@ -232,12 +228,13 @@ cdef class OneRow:
         ``record``: add its margin to the bins of the probabilities (as
         ``_calibration.record_margins``). Returns 0, or 2 if the scores were
         not finite (nothing changed), 3 if the coefficients are not finite
-        after the update, 4 if the scores under the average of the last
-        checkpoint are not (for both, call :meth:`undo`).
+        after the update, 4 if the scores under the average are not (for
+        both, call :meth:`undo`).
         """
         cdef Engine e = self.engine
         cdef Py_ssize_t i, c, R = e.R, flat, cls
         cdef double margin
+        cdef bint recording = record
         if not self.active:
             raise RuntimeError("play without begin")
         self.sync()
@@ -266,13 +263,17 @@ cdef class OneRow:
         self.scale[0] = e.wscale
         self.scale[1] = e.clock
         margin = e.mout[0]
+        self.cal_round = True
         if self.averaged:
-            margin = self.average_margin(y)
-            if not isfinite(margin):
-                return 4
-            self.checkpoint_due = e.t == next_checkpoint(e.t - 1)
+            self.cal_round = e.t % self.cal_every == 0
+            recording = record and self.cal_round
+            if self.cal_round:
+                margin = self.average_margin(y)
+                if not isfinite(margin):
+                    return 4
+                w = w * self.cal_every
         self.margin = margin
-        if record:
+        if recording:
             # As record_margins records the round (the undo record keeps
             # what it changes: one bin and the total of the class).
             cls = (y > 0) if R == 1 else y
@@ -288,16 +289,17 @@ cdef class OneRow:
         return 0
 
     cdef double average_margin(self, int64_t y) noexcept:
-        """Margin of the loaded row under the average of the last checkpoint
-        (0 before the first; NaN if a score is not finite): its kernel row as
-        ``_dense_rows.kernel_block`` gives it, then the margin of the blocks."""
+        """Margin of the loaded row under the average of the rounds so far
+        (NaN if a score is not finite): the pool's kernel row as
+        ``_dense_rows.kernel_block`` gives it, the current members' part
+        from the round, then the margin of the blocks."""
         cdef Engine e = self.engine
-        cdef Py_ssize_t m = self.avg_coef.shape[1]
-        if m == 0:
-            return 0.0
-        dense_kernel_row(e.kind, &self.xb[0, 0], &self.avg_sv[0, 0], m, e.d,
-                         e.gamma, e.degree, e.coef0, &self.avg_k[0])
-        return expansion_margin(self.avg_coef, &self.avg_k[0], y, &self.avg_f[0])
+        cdef Py_ssize_t m = self.pool_n[0]
+        if m > 0:
+            dense_kernel_row(e.kind, &self.xb[0, 0], &self.pool_X[0, 0], m, e.d,
+                             e.gamma, e.degree, e.coef0, &self.avg_k[0])
+        return average_margin(self.pool_coef, &self.avg_k[0], m, &e.aout[0, 0], <double>e.t,
+                              y, &self.avg_f[0])
 
     def undo(self):
         """Put back everything the last :meth:`play` changed (nothing if none is active)."""
@@ -325,33 +327,39 @@ cdef class OneRow:
         """Rounds of the stream played (the state's count)."""
         return self.counters[1]
 
-    def expansion_dict(self, dict x, dict index, const double[:, ::1] sv,
-                       const double[:, ::1] coef):
-        """Scores of the event ``x`` under the expansion ``coef @ k(sv, x)``
-        (the published average of an averaged model: ``support_vectors_``,
-        ``dual_coef_``), with the kernel of the stream computed as the
-        rounds compute it. As :meth:`score_dict`: a float for two classes,
-        else a list; None if a value or a score is not finite."""
+    def average_dict(self, dict x, dict index):
+        """Scores of the event ``x`` under the average of the rounds played:
+        the pool and the current members with their running sums (the
+        average that ``support_vectors_`` and ``dual_coef_`` bring within
+        the budget), in ``O((pool + members) n_features)``, as the rounds
+        compute it. As :meth:`score_dict`: a float for two classes, else a
+        list; None if a value or a score is not finite."""
         cdef Engine e = self.engine
-        cdef Py_ssize_t c, m = sv.shape[0]
-        cdef double[::1] k
-        cdef const double* kp = NULL
+        cdef Py_ssize_t c, m
         if not self.load_dict(x, index):
             return None
-        if m > 0:
-            k = np.empty(m)
-            dense_kernel_row(e.kind, &self.xb[0, 0], &sv[0, 0], m, e.d,
-                             e.gamma, e.degree, e.coef0, &k[0])
-            kp = &k[0]
-        if not expansion_scores(coef, kp, &e.f[0]):
-            return None
+        self.sync()
+        if e.t == 0:
+            for c in range(e.R):
+                e.f[c] = 0.0
+        else:
+            e.j = 0
+            e.kernel_row()
+            e.live_average(0)
+            m = self.pool_n[0]
+            if m > 0:
+                dense_kernel_row(e.kind, &self.xb[0, 0], &self.pool_X[0, 0], m, e.d,
+                                 e.gamma, e.degree, e.coef0, &self.avg_k[0])
+            if not average_scores(self.pool_coef, &self.avg_k[0], m, &e.aout[0, 0],
+                                  <double>e.t, &e.f[0]):
+                return None
         if e.R == 1:
             return e.f[0]
         return [e.f[c] for c in range(e.R)]
 
     def proba_of_scores(self, double scale):
         """The probabilities of the scores just computed (by :meth:`score_dict`
-        or :meth:`expansion_dict`) with the probability scale ``scale``, as
+        or :meth:`average_dict`) with the probability scale ``scale``, as
         ``predict_proba`` computes them (``_margins.log_proba``), as a list."""
         cdef Engine e = self.engine
         cdef Py_ssize_t c

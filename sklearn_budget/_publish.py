@@ -2,9 +2,12 @@
 
 ``support_``, ``support_vectors_``, ``dual_coef_``, ``proba_scale_`` and,
 for ``average='vote'``, the hypotheses of the vote are derived from the
-state when first read after a call that changed it, not by every call: with
-the bounded average that costs ``O(budget^3)``, and a stream of one-row
-calls would pay it per row. They are cached beside the estimator
+state when first read after a call that changed it, not by every call: the
+average within the budget compresses the pool and the current members
+(``O(budget^2 n_features)``), and a stream of one-row calls would pay it per
+row. A call of many rows publishes that average before it returns
+(:meth:`_PublishMixin._publish_now`), so that its first prediction costs
+what the next ones do. They are cached beside the estimator
 (:func:`~sklearn_budget._transaction.published`), so that reading them does
 not change its ``__dict__``; every call that changes the model drops them.
 """
@@ -52,6 +55,11 @@ class _PublishMixin:
             else:
                 cache.update(self._publish())
         return cache[name]
+
+    def _publish_now(self):
+        """Derive and cache the fitted attributes of the model (inside the
+        call's transaction, which puts the old ones back if it fails)."""
+        published(self).update(self._publish())
 
     def _publish(self):
         """The fitted attributes that the state determines, as a dict."""

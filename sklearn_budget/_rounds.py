@@ -30,7 +30,6 @@ import scipy.sparse as sp
 
 from ._engine import Engine
 from ._kernels import single_blas_thread
-from ._margins import next_checkpoint
 
 # Rows per block: the unit of kernel work of the blocked path, and of the
 # calls into the compiled loop (an interrupt is seen between blocks).
@@ -171,21 +170,17 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
     w = np.ascontiguousarray(w, dtype=np.float64)
     index = np.ascontiguousarray(index, dtype=np.int64)
     bound = False
-    # The averaged hypothesis scores the rows it has not seen: it is taken
-    # at checkpoints of the round counter, which no block crosses.
+    # Averaged models score some rounds under the average of the rounds so
+    # far (the engine gives the current members' part, the pool's is added
+    # per segment of the block: _segment_margins).
     average_margins = calibrate and est._averages
+    engine.cal_every = est._average_every if average_margins else 0
     # Rounds that are not recorded (the later epochs of fit) change the
     # model whose scale the recorded margins fit: see _rescale_margins.
     norm_before = None if calibrate else est._model_norm()
-    if average_margins and next_checkpoint(int(state["cal_avg_t"][0])) <= est._t:
-        # Checkpoints passed by rounds that were not recorded (later
-        # epochs of fit): the rows to come are scored by today's average.
-        est._take_checkpoint()
     start = 0
     while start < X.shape[0]:
         stop = min(start + _BLOCK_SIZE, X.shape[0])
-        if average_margins:
-            stop = min(stop, start + next_checkpoint(est._t) - est._t)
         sl = slice(start, stop)
         start = stop
         Xb = est._as_stream_format(X[sl])
@@ -210,29 +205,46 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
                 Kc = est._kernel_matrix(Xb, Z)
         engine.set_block(y[sl], w[sl], diag, index[sl], Kc=Kc, Xb=Xb if est._dense else None)
         est._block_start(rule, Xb, y[sl], Z, Kc)
-        engine.play(rule, 0, b)
-        if engine.bad_row >= 0:
-            row = sl.start + engine.bad_row
-            raise ValueError(_overflow_message(X, w, f"Non-finite scores at row {row} of the call"))
-        engine.store_counters(est._state)
+        yb = y[sl]
+        cls = (yb > 0).astype(np.intp) if est._binary else yb.astype(np.intp)
+        scored = []
+        pos = 0
+        while pos < b:
+            # The segments of the block end where the pool is due for
+            # compression, so that each round sees the pool of its stream.
+            room = est._pool_room() if est._averages else None
+            engine.ret_limit = -1 if room is None else room
+            engine.play(rule, pos, b)
+            if engine.bad_row >= 0:
+                row = sl.start + engine.bad_row
+                raise ValueError(
+                    _overflow_message(X, w, f"Non-finite scores at row {row} of the call")
+                )
+            end = engine.stopped_at
+            engine.store_counters(est._state)
+            retired = engine.retired()
+            if average_margins:
+                scored.append(est._segment_margins(engine, Xb, yb, pos, end, retired, Z))
+            if retired is not None:
+                est._fold_retired(retired, Z)
+                engine.clear_retired()
+            pos = end
         if calibrate:
             t_end = est._t
             rounds = np.arange(t_end - b + 1, t_end + 1, dtype=np.float64)
-            yb = y[sl]
-            cls = (yb > 0).astype(np.intp) if est._binary else yb.astype(np.intp)
-            margins = engine.margins(b)
+            weights = w[sl]
             if average_margins:
-                margins = est._checkpoint_margins(Xb, yb)
+                rows = np.concatenate([r for r, _ in scored])
+                margins = np.concatenate([m for _, m in scored])
+                cls, rounds = cls[rows], rounds[rows]
+                weights = est._average_every * weights[rows]
+            else:
+                margins = engine.margins(b)
             est._before_change("cal_")
-            est._record_margins(margins, cls, w[sl], rounds)
-        retired = engine.retired()
-        if retired is not None:
-            est._fold_retired(retired, Z)
+            est._record_margins(margins, cls, weights, rounds)
         if not est._dense:
             est._sv_sparse = Z[est._state["cols"][: est._n]]
         est._block_end(rule, Xb, Z)
-        if average_margins and est._t == next_checkpoint(est._t - b):
-            est._take_checkpoint()
         if on_block is not None:
             on_block()
     # The last update of a call has no later round whose scores would show

@@ -1,18 +1,23 @@
 """The averaged model of the removal rules, kept within the budget.
 
 Each budget learner is played against its per-sample reference (which logs
-the members it removes, with their running sums, in order); a plain pool
-that folds those functions in with numpy solves must give the estimator's
-``average=True`` model: the same support vectors and coefficients.
+the members it removes, with their running sums and rounds, in order); a
+plain pool written here with numpy (append the members that leave; past
+five budgets, keep a subset chosen by kernel matching pursuit or by the
+size of each member's function, refitted by least squares) must give the
+estimator's ``average=True`` model: the same support vectors and
+coefficients.
 """
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from _budget_references import RefBudget, RefForgetron, RefRBP
 from _instances import instances
+from sklearn.base import clone
 from sklearn.metrics.pairwise import pairwise_kernels
 from test_bsgd import KERNELS as BSGD_KERNELS
 from test_bsgd import ReferenceBSGD, encode, stream
@@ -23,12 +28,12 @@ from sklearn_budget import (
     Forgetron,
     RandomizedBudgetPerceptron,
     TighterBudgetPerceptron,
+    _averaging,
 )
-from sklearn_budget._averaging import POOL_RTOL
+from sklearn_budget._kernels import Kernel
 from sklearn_budget._rounds import _BLOCK_SIZE
 
 GAMMA = 0.5
-TIE = 1e-9  # the compiled pool's tie tolerance between losses
 
 CASES = {
     "forgetron": (
@@ -53,53 +58,90 @@ CASES = {
 REMOVAL_ESTIMATORS = instances("removal", "removes_members", budget=12)
 
 
-def reference_pool(functions, budget, kernel, **params):
-    """The bounded average by the definition, one function at a time.
+def reference_compress(functions, budget, kernel, method=None, **params):
+    """The expansion ``sum_j a_j k(x_j, .)`` within ``budget`` members, by the
+    definition: keep ``S``, chosen greedily (matching pursuit: the member
+    whose function, off the span of those kept, best matches the residual
+    ``f - P_S f``; members with a residual below ``1e-10 max k(x, x)``
+    never) or by ``||a_j|| sqrt(k(x_j, x_j))``, then the least-squares
+    coefficients ``(K_SS + 1e-8 max k(x, x) I)^{-1} K_S: a``.
 
-    ``functions``: ``(index, row, running sum)`` in the order they reach
-    the pool. A function in the pool's span (squared residual at most
-    ``POOL_RTOL k(x, x)``) is projected onto it; else its row joins, and an
-    overflowing pool loses the member ``q`` of least
-    ``||beta_q||^2 / (K^{-1})_qq`` (ties: the first to join), whose function
-    is projected onto the others. Returns the indices and summed
-    coefficients (n_rows, n_members) sorted by index.
+    ``functions``: ``(index, row, a)``. Returns the indices and coefficients
+    (n_rows, n_members) sorted by index.
     """
-
-    def k(A, B):
-        return pairwise_kernels(A, B, metric=kernel, **params)
-
-    pool = []  # [index, row, beta, order of joining]
-    for order, (index, x, a) in enumerate(functions):
-        a = np.asarray(a, dtype=float)
-        if not np.any(a):
-            continue
-        kxx = k(x, x)[0, 0]
-        if pool:
-            P = np.vstack([p[1] for p in pool])
-            kP = k(P, x)[:, 0]
-            d = np.linalg.solve(k(P, P), kP)
-            delta2 = kxx - kP @ d
+    idx = np.array([f[0] for f in functions])
+    X = np.vstack([f[1] for f in functions])
+    A = np.array([np.atleast_1d(f[2]) for f in functions], dtype=float)
+    K = pairwise_kernels(X, metric=kernel, **params)
+    kmax = np.abs(np.diag(K)).max()
+    if len(functions) <= budget:
+        S, coef = np.arange(len(functions)), A
+    else:
+        if method is None:
+            method = "omp" if budget <= 128 else "size"
+        if method == "size":
+            size = np.sqrt((A**2).sum(axis=1) * np.diag(K))
+            S = np.sort(np.argsort(-size, kind="stable")[:budget])
         else:
-            d, delta2 = np.zeros(0), kxx
-        if delta2 <= POOL_RTOL * kxx:
-            for p, di in zip(pool, d):
-                p[2] = p[2] + di * a
-            continue
-        pool.append([index, x, a.copy(), order])
-        if len(pool) > budget:
-            P = np.vstack([p[1] for p in pool])
-            G = np.linalg.inv(k(P, P))
-            loss = [p[2] @ p[2] / G[i, i] for i, p in enumerate(pool)]
-            low = min(loss)
-            tied = [i for i in range(len(pool)) if loss[i] <= low + TIE * abs(low)]
-            q = min(tied, key=lambda i: pool[i][3])
-            leaving = pool.pop(q)
-            rest = np.vstack([p[1] for p in pool])
-            c = np.linalg.solve(k(rest, rest), k(rest, leaving[1])[:, 0])
-            for p, ci in zip(pool, c):
-                p[2] = p[2] + ci * leaving[2]
-    pool.sort(key=lambda p: p[0])
-    return np.array([p[0] for p in pool]), np.array([p[2] for p in pool]).T
+            S = []
+            for _ in range(budget):
+                best, pick = -1.0, None
+                for j in range(len(functions)):
+                    if j in S:
+                        continue
+                    # The part of k(x_j, .) off the span of the kept members.
+                    if S:
+                        w = np.linalg.solve(K[np.ix_(S, S)], K[S, j])
+                        resid = K[j, j] - K[S, j] @ w
+                        proj = A.T @ K[:, S] @ np.linalg.solve(K[np.ix_(S, S)], K[S, j])
+                    else:
+                        resid, proj = K[j, j], 0.0
+                    if resid <= 1e-10 * kmax:
+                        continue
+                    # <f - P_S f, k(x_j, .) - P_S k(x_j, .)>
+                    inner = A.T @ K[:, j] - proj
+                    gain = (inner @ inner) / resid
+                    if gain > best:
+                        best, pick = gain, j
+                if pick is None:
+                    break
+                S.append(pick)
+            S = np.sort(S)
+        coef = np.linalg.solve(K[np.ix_(S, S)] + 1e-8 * kmax * np.eye(S.size), K[S] @ A)
+    order = np.argsort(idx[S], kind="stable")
+    return idx[S][order], coef[order].T
+
+
+def reference_pool(retired, live, budget, kernel, **params):
+    """The bounded average by the definition: the members that left
+    (``retired``: ``(index, row, running sum, round)`` in order) join the
+    pool; after a round that leaves more than ``5 budget``, it is compressed
+    (:func:`reference_compress`); the published average is the pool with
+    the current members (``live``: ``(index, row, running sum)``)
+    compressed in the same way. Returns indices and summed coefficients."""
+    pool = []
+    for j, (index, x, a, t) in enumerate(retired):
+        pool.append((index, x, np.atleast_1d(a)))
+        last_of_round = j + 1 == len(retired) or retired[j + 1][3] != t
+        if last_of_round and len(pool) > 5 * budget:
+            support, coef = reference_compress(pool, budget, kernel, **params)
+            rows = {index: x for index, x, _ in pool}
+            pool = [(i, rows[i], c) for i, c in zip(support, coef.T)]
+    functions = [f for f in pool + list(live) if np.any(f[2])]
+    return reference_compress(functions, budget, kernel, **params)
+
+
+class _RoundLog(list):
+    """A reference's list of the members that left, which notes the round
+    of each (``clock()``) in ``rounds``."""
+
+    def __init__(self, clock):
+        super().__init__()
+        self.clock, self.rounds = clock, []
+
+    def append(self, item):
+        super().append(item)
+        self.rounds.append(self.clock())
 
 
 def make_stream(n, n_classes, sparse=False, seed=0):
@@ -114,17 +156,20 @@ def make_stream(n, n_classes, sparse=False, seed=0):
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_bounded_average_matches_reference(case, n_classes, sparse):
-    X, y = make_stream(_BLOCK_SIZE + 90, n_classes, sparse, seed=n_classes)
+    X, y = make_stream(2 * _BLOCK_SIZE + 90, n_classes, sparse, seed=n_classes)
     classes = np.unique(y)
     budget = 8
     make, make_ref = CASES[case]
     est = make(budget, gamma=GAMMA, average=True, random_state=2)
     est.partial_fit(X, y, classes=classes)
     ref = make_ref(classes, budget, kernel_params=dict(gamma=GAMMA), random_state=2)
+    ref.retired_log = log = _RoundLog(lambda: ref.rounds)
     ref.partial_fit(X, y)
-    assert ref.removed >= 20
+    # The pool was compressed at least once.
+    assert ref.removed > 5 * budget
     live = [(m.index, m.x, np.atleast_1d(ref.sums.get(m.index, 0.0))) for m in ref.members]
-    support, coef = reference_pool(ref.retired_log + live, budget, "rbf", gamma=GAMMA)
+    retired = [(*f, t) for f, t in zip(log, log.rounds)]
+    support, coef = reference_pool(retired, live, budget, "rbf", gamma=GAMMA)
     assert est.n_mistakes_ == ref.mistakes
     assert len(est.support_) <= budget
     np.testing.assert_array_equal(est.support_, support)
@@ -139,10 +184,12 @@ def test_bsgd_bounded_average_matches_reference(maintenance, n_classes):
     est = BudgetedSGDClassifier(budget=6, alpha=0.02, maintenance=maintenance, average=True, **kw)
     est.partial_fit(X, y, classes=np.arange(n_classes))
     ref = ReferenceBSGD(n_classes, 0.02, 6, maintenance, "rbf", kw)
+    ref.retired = log = _RoundLog(lambda: ref.t)
     ref.play(X, encode(y, n_classes), np.arange(len(y)), average=True)
-    assert len(ref.retired) >= 20
-    functions = [(m.index, m.x.reshape(1, -1), m.acc) for m in ref.retired + ref.members]
-    support, coef = reference_pool(functions, 6, "rbf", **kw)
+    assert len(ref.retired) > 5 * 6
+    retired = [(m.index, m.x.reshape(1, -1), m.acc, t) for m, t in zip(log, log.rounds)]
+    live = [(m.index, m.x.reshape(1, -1), m.acc) for m in ref.members]
+    support, coef = reference_pool(retired, live, 6, "rbf", **kw)
     assert est.n_mistakes_ == ref.mistakes
     np.testing.assert_array_equal(est.support_, support)
     np.testing.assert_allclose(est.dual_coef_, coef / ref.t, rtol=1e-7, atol=1e-10)
@@ -199,26 +246,74 @@ def test_bounded_average_close_to_exact_on_two_classes():
         assert bounded.score(Xt, yt) >= exact.score(Xt, yt) - 0.01
 
 
+def uncompressed_average(est):
+    """Rows and coefficients (n_members, n_rows) of the average of the rounds
+    played: the pool and the current members, their running sums brought
+    to the last round, divided by the rounds."""
+    state, n, p = est._state, est._n, int(est._state["pool_n"][0])
+    acc = state["acc"][:n] + state["alpha"][:n] * (state["scale"][1] - state["stamp"][:n])[:, None]
+    rows = np.vstack([est._pool_rows(), est._sv])
+    return rows, np.vstack([state["pool_coef"][:p], acc]) / est._t
+
+
+def rkhs_norm(rows, coef, gamma):
+    return np.sqrt(max(np.einsum("ic,ij,jc->", coef, rbf(rows, rows, gamma), coef), 0.0))
+
+
+def rbf(A, B, gamma):
+    return pairwise_kernels(A, B, metric="rbf", gamma=gamma)
+
+
 @pytest.mark.parametrize("gamma", [1e-4, 1e-3, 0.5, 50.0])
-def test_pool_inverse_stays_accurate_on_ill_conditioned_streams(gamma):
+def test_compression_of_ill_conditioned_pools(gamma):
     # Duplicates and near duplicates, and tiny or huge kernel widths, over a
-    # long stream: the inverse Gram matrix of the pool stays the inverse.
+    # long stream: the refit stays finite, its function is the least-squares
+    # one (its RKHS norm at most the uncompressed average's, as a
+    # projection's) and, where the pool's span is nearly one of few members
+    # (a wide kernel), the compression is nearly exact.
     rng = np.random.RandomState(0)
     base = rng.randn(40, 3)
     X = np.vstack(
         [base[rng.randint(40, size=6000)] + 1e-9 * rng.randn(6000, 3), rng.randn(2000, 3)]
     )
     y = (X[:, 0] + 0.3 * rng.randn(len(X)) > 0).astype(int)
-    est = Forgetron(budget=25, gamma=gamma, average=True, random_state=0).partial_fit(
-        X, y, classes=[0, 1]
-    )
-    state = est._state
-    n = int(state["pool_ints"][0])
-    assert 0 < n <= 25
-    G, K = state["pool_G"][:n, :n], state["pool_K"][:n, :n]
-    np.testing.assert_allclose(G @ K, np.eye(n), atol=1e-6)
-    assert np.isfinite(est.dual_coef_).all() and len(est.support_) <= 25
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no Cholesky failure
+        est = Forgetron(budget=25, gamma=gamma, average=True, random_state=0)
+        est.partial_fit(X, y, classes=[0, 1])
+    assert len(est.support_) <= 25
+    assert np.isfinite(est.dual_coef_).all()
     assert np.isfinite(est.decision_function(X[:50])).all()
+    rows, coef = uncompressed_average(est)
+    assert rows.shape[0] > 25  # the pool holds more than the published model
+    full = rkhs_norm(rows, coef, gamma)
+    kept = rkhs_norm(est.support_vectors_, est.dual_coef_.T, gamma)
+    assert kept <= full * (1 + 1e-6)
+    if gamma <= 1e-3:
+        # ||f - f_S||^2 = ||f||^2 - <f, f_S> for the projection f_S.
+        K = rbf(rows, est.support_vectors_, gamma)
+        cross = np.einsum("ic,ij,jc->", coef, K, est.dual_coef_.T)
+        assert full**2 - cross <= 1e-3 * full**2
+
+
+@pytest.mark.parametrize("method", ["omp", "size"])
+def test_compression_is_the_reference(method, monkeypatch):
+    # Both selections against the numpy definition (the size of each
+    # member's function is the rule above 128 members).
+    if method == "size":
+        monkeypatch.setattr(_averaging, "OMP_MAX_BUDGET", 0)
+    rng = np.random.RandomState(1)
+    rows, coef = rng.randn(60, 3), rng.randn(60, 2)
+    rows[7] = rows[3]  # a duplicate
+    idx = np.arange(60) + 10
+    kernel = Kernel("rbf", gamma=GAMMA)
+    kept, c, kidx = _averaging.compress(rows, coef, idx, kernel, 0, 12)
+    functions = [(idx[j], rows[j : j + 1], coef[j]) for j in range(60)]
+    support, ref_coef = reference_compress(functions, 12, "rbf", method=method, gamma=GAMMA)
+    assert kidx.size <= 12
+    np.testing.assert_array_equal(kidx, support)
+    np.testing.assert_allclose(c.T, ref_coef, rtol=1e-7, atol=1e-10)
+    np.testing.assert_array_equal(kept, rows[support - 10])
 
 
 def test_exact_average_is_the_research_option():
@@ -233,16 +328,14 @@ def test_exact_average_is_the_research_option():
 def _state_bytes(est):
     """Bytes of the model's state arrays (the pool's rows included)."""
     total = sum(a.nbytes for a in est._state.values())
-    rows = getattr(est, "_pool_X", None)
-    if rows is not None:
-        total += rows.data.nbytes if sp.issparse(rows) else rows.nbytes
-    return total + sum(a.nbytes for a in getattr(est, "_retired_sv", []))
+    rows = vars(est).get("_pool_X")
+    return total + (0 if rows is None else rows.data.nbytes)
 
 
 @pytest.mark.parametrize("est", REMOVAL_ESTIMATORS, ids=repr)
 def test_state_does_not_grow_with_the_stream(est):
-    # Once the pool is full the state keeps its size, however long the
-    # stream; the exact average's grows with it.
+    # The pool holds at most five budgets of members, plus those of a round,
+    # however long the stream; the exact average's grows with it.
     X, y = make_stream(12_000, 3, seed=9)
     bounded = est.set_params(average=True, gamma=GAMMA, random_state=0)
     exact = bounded.__class__(**{**bounded.get_params(), "average": "exact"})
@@ -252,8 +345,32 @@ def test_state_does_not_grow_with_the_stream(est):
         early = _state_bytes(model)
         model.partial_fit(X[3000:], y[3000:])
         sizes[name] = (early, _state_bytes(model))
-    assert sizes["bounded"][1] == sizes["bounded"][0]
+    # Members, pool (rows, sums, indices) and the bins: the pool's capacity
+    # at most twice 5 budgets plus a round's members.
+    B, d, R = bounded.budget, X.shape[1], 3
+    members = (B + 2) * (d + 2 * R + 8) * 8 + (B + 2) ** 2 * 8
+    pool = 2 * (5 * B + B + 2) * (d + R + 1) * 8
+    bins = 2 * 3 * 2048 * 8 * 2
+    assert sizes["bounded"][1] <= members + pool + bins
     assert sizes["exact"][1] > 1.5 * sizes["exact"][0]
+
+
+def test_memory_is_flat_over_a_long_stream_at_a_large_budget():
+    # A budget of 1000 (selection by size): the pool is compressed every
+    # 4000 members that leave, and its arrays stop growing.
+    rng = np.random.RandomState(0)
+    X = rng.randn(40_000, 3)
+    y = rng.randint(2, size=40_000)  # noise: members leave on most rounds
+    est = RandomizedBudgetPerceptron(budget=1000, gamma=GAMMA, average=True, random_state=0)
+    est.partial_fit(X[:20_000], y[:20_000], classes=[0, 1])
+    capacity = {k: a.shape for k, a in est._state.items() if k.startswith("pool_")}
+    sizes = []
+    for start in range(20_000, 40_000, 5000):
+        est.partial_fit(X[start : start + 5000], y[start : start + 5000])
+        sizes.append(int(est._state["pool_n"][0]))
+        assert {k: a.shape for k, a in est._state.items() if k.startswith("pool_")} == capacity
+    assert max(sizes) <= 5 * 1000 and capacity["pool_X"][0] <= 2 * 5 * 1000 + 4
+    assert len(est.support_) <= 1000
 
 
 @pytest.mark.parametrize("kernel", ["sigmoid", "additive_chi2"])
@@ -268,3 +385,43 @@ def test_indefinite_kernels_refuse_the_bounded_average(kernel):
         BudgetPerceptron(budget=10, kernel=kernel).partial_fit(X, y, classes=[0, 1])
     assert len(Forgetron(budget=10, kernel=kernel, average="exact").fit(X, y).support_) > 10
     assert len(BudgetPerceptron(budget=10, kernel=kernel, average=False).fit(X, y).support_) <= 10
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        Forgetron(budget=12, gamma=GAMMA, average=True, random_state=0),
+        BudgetedSGDClassifier(
+            budget=12, maintenance="projection", gamma=GAMMA, average=True, random_state=0
+        ),
+    ],
+    ids=repr,
+)
+def test_sparse_and_dense_streams_give_the_same_average(est):
+    # The pool keeps CSR rows as they are and compresses them with the
+    # sparse kernel: the same model as the dense stream, up to the rounding
+    # of the kernel values (the previous pool differed by 2e-7 for
+    # budgeted SGD with projection).
+    X, y = make_stream(2000, 3, seed=4)
+    dense = clone(est).fit(X, y)
+    sparse = clone(est).fit(sp.csr_matrix(X), y)
+    assert dense._state["pool_n"][0] > 0
+    np.testing.assert_array_equal(sparse.support_, dense.support_)
+    np.testing.assert_allclose(sparse.dual_coef_, dense.dual_coef_, rtol=0, atol=1e-9)
+
+
+def test_an_indefinite_gram_matrix_keeps_the_chosen_members_own_sums():
+    # A kernel whose Gram matrix is negative definite: no ridge makes a
+    # Cholesky factor, so the members chosen keep their own sums, with a
+    # warning (the named indefinite kernels are refused before that).
+    def negative_rbf(a, b):  # pairwise_kernels calls it on two rows
+        return -np.exp(-GAMMA * ((a - b) ** 2).sum())
+
+    rng = np.random.RandomState(3)
+    rows, coef = rng.randn(30, 2), rng.randn(30, 1)
+    kernel = Kernel(negative_rbf)
+    with pytest.warns(UserWarning, match="not positive definite"):
+        kept, c, idx = _averaging.compress(rows, coef, np.arange(30), kernel, None, 8)
+    assert idx.size == 8
+    np.testing.assert_array_equal(c, coef[idx])
+    np.testing.assert_array_equal(kept, rows[idx])

@@ -23,7 +23,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from test_averaging import reference_pool
+from test_averaging import reference_compress
 
 from sklearn_budget import (
     BudgetedSGDClassifier,
@@ -242,13 +242,13 @@ def test_compression_is_the_reference_pool(n_classes):
     R = 1 if n_classes == 2 else n_classes
     m, budget = 45, 8
     rows, coef = rng.randn(m, 3), rng.randn(R, m)
-    rows[7] = rows[3]  # a duplicate: projected, not joined
+    rows[7] = rows[3]  # a duplicate: never kept twice
     keys = np.arange(m) + 100
     est = Forgetron(budget=budget, gamma=GAMMA)
     kernel, code = _mixing.make_kernel(est)
     out_rows, out_coef, out_keys = _mixing.compress(kernel, code, rows, coef, keys, budget)
     functions = [(keys[j], rows[j : j + 1], coef[:, j]) for j in range(m)]
-    support, ref_coef = reference_pool(functions, budget, "rbf", gamma=GAMMA)
+    support, ref_coef = reference_compress(functions, budget, "rbf", gamma=GAMMA)
     order = np.argsort(out_keys)
     np.testing.assert_array_equal(out_keys[order], support)
     np.testing.assert_allclose(out_coef[:, order], ref_coef, rtol=1e-7, atol=1e-10)
@@ -291,7 +291,7 @@ def test_one_mix_is_plain_shards_mixed_and_compressed(est, n_classes, mixing):
             key = int(rows[i])
             total[key] = total.get(key, 0.0) + m * model.dual_coef_[:, j]
     functions = [(k, X[k : k + 1], total[k]) for k in sorted(total)]
-    support, coef = reference_pool(functions, 8, "rbf", gamma=GAMMA)
+    support, coef = reference_compress(functions, 8, "rbf", gamma=GAMMA)
     fitted = clf.estimator_
     order = np.argsort(fitted.support_)
     np.testing.assert_array_equal(fitted.support_[order], support)

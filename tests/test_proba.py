@@ -145,56 +145,64 @@ def test_the_bounded_average_keeps_the_first_epochs_margins():
         np.testing.assert_array_equal(once._state[name], more._state[name])
 
 
-def checkpoints(n):
-    """Rounds after which the averaged hypothesis is taken: every round up
-    to 16, then multiples of 2^(k - 3) for rounds in [2^k, 2^(k + 1))."""
-    out, t = [], 1
-    while t <= n:
-        out.append(t)
-        k = int(np.floor(np.log2(t)))
-        t += 1 if t < 16 else 2 ** (k - 3)
-    return out
+def _margin(f, label, classes):
+    if len(classes) == 2:
+        return (1 if label == classes[1] else -1) * f[0]
+    c = list(classes).index(label)
+    return f[c] - np.max(np.delete(f, c))
 
 
-def averaged_margins(est, X, y, classes):
-    """Margins of each row under the averaged model of the last checkpoint
-    before it, from the public model of a stream played one row at a time."""
-    cps = set(checkpoints(len(y)))
-    margins, f_model = [], None
+def averaged_margins(make_model, X, y, classes):
+    """Margins of the rounds ``t % 4 == 0`` under the average of the
+    hypotheses of rounds ``1..t``, from public models of a stream played one
+    row at a time: the exact average of rounds ``1..t-1`` (``average`` of
+    ``make_model`` exact) and the last hypothesis of round ``t``, before
+    its update (the same rule, ``average=False``)."""
+    avg, last = make_model(None), make_model(False)
+    rounds, margins = [], []
     for i in range(len(y)):
-        if f_model is None:
-            f = np.zeros(1 if len(classes) == 2 else len(classes))
-        else:
-            f = np.atleast_1d(f_model.decision_function(X[i : i + 1])[0])
-        if len(classes) == 2:
-            margins.append((1 if y[i] == classes[1] else -1) * f[0])
-        else:
-            c = list(classes).index(y[i])
-            margins.append(f[c] - np.max(np.delete(f, c)))
-        est.partial_fit(X[i : i + 1], y[i : i + 1], classes=classes)
-        if i + 1 in cps:
-            f_model = pickle.loads(pickle.dumps(est))
-    return np.array(margins)
+        t = i + 1
+        if t % 4 == 0:
+            f_avg = np.atleast_1d(avg.decision_function(X[i : i + 1])[0])
+            f_last = np.atleast_1d(last.decision_function(X[i : i + 1])[0])
+            rounds.append(t)
+            margins.append(_margin(((t - 1) * f_avg + f_last) / t, y[i], classes))
+        for model in (avg, last):
+            model.partial_fit(X[i : i + 1], y[i : i + 1], classes=classes)
+    return np.array(rounds), np.array(margins)
+
+
+# The averages that are exact: no removals, or average='exact'.
+EXACT_AVERAGES = {
+    "KernelPerceptron": True,
+    "Forgetron": "exact",
+    "BudgetedSGDClassifier": "exact",
+}
 
 
 @pytest.mark.parametrize("centers", [2, 3])
-@pytest.mark.parametrize("name", ["KernelPerceptron", "Forgetron", "BudgetedSGDClassifier"])
+@pytest.mark.parametrize("name", sorted(EXACT_AVERAGES))
 def test_averaged_models_record_the_margins_of_the_average(name, centers):
     X, y = blobs(300, centers, seed=6)
     classes = np.unique(y)
-    ref = make(name, average=True)
-    m = averaged_margins(ref, X, y, classes)
-    est = make(name, average=True).partial_fit(X, y, classes=classes)
-    # The same bins as the reference margins give, with round t weighing t.
+
+    def make_model(average):
+        return make(name, average=EXACT_AVERAGES[name] if average is None else average)
+
+    rounds, m = averaged_margins(make_model, X, y, classes)
+    est = make_model(None).partial_fit(X, y, classes=classes)
+    # The same bins as the reference margins give, with round t weighing
+    # 4 t (every fourth round is recorded).
     bins = new_bins(len(classes))
-    cls = np.searchsorted(classes, y)
-    record_margins(bins, m, cls, np.ones(len(y)), np.arange(1.0, len(y) + 1))
+    cls = np.searchsorted(classes, y[rounds - 1])
+    record_margins(bins, m, cls, np.full(rounds.size, 4.0), rounds.astype(float))
     np.testing.assert_array_equal(est._state["cal_counts"] > 0, bins["cal_counts"] > 0)
     np.testing.assert_allclose(est._state["cal_counts"], bins["cal_counts"], rtol=1e-12)
     np.testing.assert_allclose(est._state["cal_sums"], bins["cal_sums"], rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(est._state["cal_n"], 4 * np.bincount(cls, minlength=centers))
     # Not the online hypotheses' margins.
     online = progressive_margins(make(name, average=False), X, y, classes)
-    assert not np.allclose(online, m)
+    assert not np.allclose(online[rounds - 1], m)
 
 
 @pytest.mark.parametrize("name", ["Forgetron", "KernelPerceptron", "TighterBudgetPerceptron"])
@@ -213,31 +221,42 @@ def test_averaged_margins_are_split_invariant_and_pickle(name, sparse):
     np.testing.assert_allclose(split.proba_scale_, one.proba_scale_, rtol=1e-12)
 
 
-def test_a_failed_call_leaves_the_bins_and_the_checkpoint_as_they_were():
-    X, y = blobs(600, 3, seed=8)
+def test_a_failed_call_leaves_the_bins_and_the_pool_as_they_were():
+    # Overlapping classes: many members leave for the pool.
+    rng = np.random.RandomState(8)
+    X, y = rng.randn(600, 2), rng.randint(3, size=600)
     est = make("Forgetron", average=True).partial_fit(X[:100], y[:100], classes=[0, 1, 2])
-    before = {k: a.copy() for k, a in est._state.items() if k.startswith("cal_")}
-    taken = []
-    original = est._take_checkpoint
 
-    def interrupted():
-        original()
-        taken.append(1)
-        if len(taken) == 3:
+    def kept(est):
+        n = int(est._state["pool_n"][0])
+        out = {k: a.copy() for k, a in est._state.items() if k.startswith("cal_")}
+        out.update({k: est._state[k][:n].copy() for k in ("pool_X", "pool_coef", "pool_idx")})
+        return out
+
+    before = kept(est)
+    folded = []
+    original = est._fold_retired
+
+    def interrupted(*args):
+        original(*args)
+        folded.append(1)
+        if len(folded) == 2:
             raise KeyboardInterrupt
 
-    est._take_checkpoint = interrupted
+    est._fold_retired = interrupted
     with pytest.raises(KeyboardInterrupt):
         est.partial_fit(X[100:], y[100:])
-    del est._take_checkpoint
-    assert len(taken) == 3
-    assert sorted(k for k in est._state if k.startswith("cal_")) == sorted(before)
+    del est._fold_retired
+    assert len(folded) == 2
+    after = kept(est)
+    assert sorted(after) == sorted(before)
     for k, a in before.items():
-        np.testing.assert_array_equal(est._state[k], a)
+        np.testing.assert_array_equal(after[k], a, err_msg=k)
     # The stream goes on as if the call had not been made.
     est.partial_fit(X[100:], y[100:])
     ref = make("Forgetron", average=True).partial_fit(X, y, classes=[0, 1, 2])
     np.testing.assert_allclose(est._state["cal_sums"], ref._state["cal_sums"], rtol=1e-12)
+    np.testing.assert_array_equal(est.dual_coef_, ref.dual_coef_)
 
 
 def test_probabilities_are_calibrated_on_held_out_data():
@@ -267,12 +286,9 @@ def test_memory_of_the_calibration_does_not_grow(average):
     for start in range(100, 4000, 300):
         est.partial_fit(X[start : start + 300], y[start : start + 300])
         sizes.append(size())
-    # The bins, and with averaging the average of the last checkpoint, at
-    # most ``budget`` members.
-    bound = 2 * 3 * 2048 * 8 + 3 * 8 + (8 + 15 * (2 + 3) * 8 if average else 0)
-    assert max(sizes) <= bound
-    if average:
-        assert est._state["cal_avg_sv"].shape[0] <= 15
+    # The bins alone: the average scores the rounds from the model's own
+    # pool and members.
+    assert max(sizes) <= 2 * 3 * 2048 * 8 + 3 * 8
 
 
 @pytest.mark.parametrize("name", ["Forgetron", "BudgetedSGDClassifier", "KernelPerceptron"])

@@ -1,0 +1,138 @@
+"""What the averaged model costs against the last hypothesis, as the budget grows.
+
+For each budget, on the first rows of a9a (one pass, Forgetron, gamma=0.02):
+
+- ``last``: the fit of the last hypothesis (``average=False``);
+- ``avg``: the fit of the average within the budget (``average=True``), and
+  its ratio to ``last``;
+- ``kernel``: the kernel values the rounds need, alone (each row against
+  ``budget`` members, in blocks of 256 rows): the floor of any kernel
+  learner of that budget;
+- ``nystroem``: a Nystroem map of ``budget`` components and a linear SGD
+  classifier, one pass, the batch alternative of the same size;
+- ``1st``/``2nd predict``: ``decision_function`` on 1,000 rows right after the
+  averaged fit, then again (the first pays for any publication left to it).
+
+``--accuracy`` prints instead the test accuracy of Forgetron (its defaults,
+``gamma='scale'``, ``random_state=0``) with the average and with the last
+hypothesis on a9a (10,000 training rows, 5,000 test rows), USPS-10 (3,000
+training rows, the test set), Banana and Waveform (4,000 training rows of a
+seeded permutation, the rest for testing), at budgets 100 and 500.
+
+Run with one BLAS thread, for example::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_budget_scaling.py --quick
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_budget_scaling.py --dense
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_budget_scaling.py --accuracy
+
+``--quick``: budgets 100, 500 and 1000 only; ``--dense``: the a9a rows as a
+dense array (the direct kernel path where it pays) instead of CSR.
+"""
+
+import argparse
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from _data import DATA_HOME
+from sklearn.kernel_approximation import Nystroem
+from sklearn.linear_model import SGDClassifier
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.pipeline import make_pipeline
+
+from sklearn_budget import Forgetron
+from sklearn_budget.datasets import fetch_a9a, fetch_banana, fetch_usps, fetch_waveform
+
+GAMMA = 0.02
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def _kernel_alone(X, budget):
+    """Seconds for the kernel values of every row against ``budget`` members."""
+    members = X[:budget]
+    start = time.perf_counter()
+    for s in range(0, X.shape[0], 256):
+        rbf_kernel(X[s : s + 256], members, gamma=GAMMA)
+    return time.perf_counter() - start
+
+
+def scaling(budgets, n_rows, dense):
+    X, y = fetch_a9a(data_home=DATA_HOME, download_if_missing=False, return_X_y=True)
+    X, y = X[:n_rows], y[:n_rows]
+    Xt = X[-1000:]
+    if dense:
+        X, Xt = X.toarray(), Xt.toarray()
+    print(f"a9a, {n_rows} rows, {'dense' if dense else 'CSR'}, Forgetron(gamma={GAMMA}), one pass")
+    print(
+        f"{'budget':>7} {'last s':>8} {'avg s':>8} {'avg/last':>9} {'kernel s':>9} "
+        f"{'nystroem s':>11} {'1st predict ms':>15} {'2nd predict ms':>15}"
+    )
+    for budget in budgets:
+        kw = dict(gamma=GAMMA, max_iter=1, random_state=0)
+        t_last, _ = _timed(lambda: Forgetron(budget=budget, average=False, **kw).fit(X, y))
+        t_avg, est = _timed(lambda: Forgetron(budget=budget, average=True, **kw).fit(X, y))
+        first, _ = _timed(lambda: est.decision_function(Xt))
+        second, _ = _timed(lambda: est.decision_function(Xt))
+        t_kernel = _kernel_alone(X, budget)
+        nystroem = make_pipeline(
+            Nystroem(gamma=GAMMA, n_components=budget, random_state=0),
+            SGDClassifier(max_iter=1, tol=None, random_state=0),
+        )
+        t_nys, _ = _timed(lambda: nystroem.fit(X, y))
+        print(
+            f"{budget:>7} {t_last:>8.2f} {t_avg:>8.2f} {t_avg / t_last:>9.2f} {t_kernel:>9.2f} "
+            f"{t_nys:>11.2f} {1e3 * first:>15.1f} {1e3 * second:>15.1f}"
+        )
+
+
+def _sets():
+    home = dict(data_home=DATA_HOME, download_if_missing=False, return_X_y=True)
+    Xtr, ytr = fetch_a9a(subset="train", **home)
+    Xte, yte = fetch_a9a(subset="test", **home)
+    Xtr, ytr, Xte, yte = Xtr[:10000], ytr[:10000], Xte[:5000], yte[:5000]
+    if Xte.shape[1] < Xtr.shape[1]:
+        Xte = sp.csr_matrix((Xte.data, Xte.indices, Xte.indptr), shape=(5000, Xtr.shape[1]))
+    yield "a9a", Xtr, ytr, Xte, yte
+    Xtr, ytr = fetch_usps(subset="train", positive_digit=None, **home)
+    Xte, yte = fetch_usps(subset="test", positive_digit=None, **home)
+    yield "USPS-10", Xtr[:3000], ytr[:3000], Xte, yte
+    for name, fetch in (("Banana", fetch_banana), ("Waveform", fetch_waveform)):
+        X, y = fetch(**home)
+        perm = np.random.RandomState(0).permutation(X.shape[0])
+        yield name, X[perm[:4000]], y[perm[:4000]], X[perm[4000:]], y[perm[4000:]]
+
+
+def accuracy(budgets):
+    print(f"{'set':>9} {'budget':>7} {'average':>8} {'last':>7} {'fit s (avg)':>12}")
+    for name, Xtr, ytr, Xte, yte in _sets():
+        for budget in budgets:
+            kw = dict(budget=budget, gamma="scale", random_state=0)
+            t_avg, avg = _timed(lambda: Forgetron(average=True, **kw).fit(Xtr, ytr))
+            last = Forgetron(average=False, **kw).fit(Xtr, ytr)
+            print(
+                f"{name:>9} {budget:>7} {avg.score(Xte, yte):>8.4f} "
+                f"{last.score(Xte, yte):>7.4f} {t_avg:>12.2f}"
+            )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="budgets 100, 500 and 1000 only")
+    parser.add_argument("--dense", action="store_true", help="dense rows instead of CSR")
+    parser.add_argument("--rows", type=int, default=12_000, help="rows of a9a (default 12000)")
+    parser.add_argument("--accuracy", action="store_true", help="the accuracy table instead")
+    args = parser.parse_args()
+    if args.accuracy:
+        accuracy([100, 500])
+        return
+    budgets = [100, 500, 1000] if args.quick else [100, 500, 1000, 2000, 4000]
+    scaling(budgets, args.rows, args.dense)
+
+
+if __name__ == "__main__":
+    main()
