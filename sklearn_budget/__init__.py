@@ -6,7 +6,9 @@
 from ._bsgd import BudgetedSGDClassifier
 from ._budget_perceptron import BudgetPerceptron, TighterBudgetPerceptron
 from ._forgetron import Forgetron
+from ._fourier import FourierOnlineClassifier
 from ._matching_pursuit import KernelMatchingPursuit
+from ._nystroem_online import NystroemOnlineClassifier
 from ._passive_aggressive import KernelPassiveAggressive
 from ._perceptron import KernelPerceptron, Stoptron
 from ._projectron import Projectron, ProjectronPlusPlus
@@ -19,9 +21,11 @@ __all__ = [
     "BudgetedSGDClassifier",
     "BudgetPerceptron",
     "Forgetron",
+    "FourierOnlineClassifier",
     "KernelMatchingPursuit",
     "KernelPassiveAggressive",
     "KernelPerceptron",
+    "NystroemOnlineClassifier",
     "Projectron",
     "ProjectronPlusPlus",
     "RandomizedBudgetPerceptron",

@@ -50,9 +50,11 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
         BudgetedSGDClassifier,
         BudgetPerceptron,
         Forgetron,
+        FourierOnlineClassifier,
         KernelMatchingPursuit,
         KernelPassiveAggressive,
         KernelPerceptron,
+        NystroemOnlineClassifier,
         Projectron,
         ProjectronPlusPlus,
         RandomizedBudgetPerceptron,
@@ -85,6 +87,11 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
         f"BudgetPerceptron (B={B})": BudgetPerceptron(budget=B, average=False),
         f"TighterBudgetPerceptron (B={B})": TighterBudgetPerceptron(budget=B, average=False),
         f"BudgetedSGDClassifier (B={B}, merging)": BudgetedSGDClassifier(budget=B, alpha=1e-4),
+        # Online gradient descent on B random Fourier features, on B landmarks.
+        f"FourierOnlineClassifier (B={B})": FourierOnlineClassifier(
+            budget=B, random_state=random_state
+        ),
+        f"NystroemOnlineClassifier (B={B})": NystroemOnlineClassifier(budget=B),
         # Batch baseline (fit, no online error) and the linear online baseline.
         kmp_name: KernelMatchingPursuit(n_components=B),
         "Winnow (linear)": Winnow(),
@@ -145,7 +152,7 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
         "(Weston et al., 2005), hence their low 'test acc %'.\n'averaged' is the "
         "average of the pass's hypotheses (average=True), within the budget:\nthe "
         "default of every estimator that has an 'average' parameter, except the "
-        "Projectrons,\nPassive-Aggressive, budgeted SGD and Winnow. 'seconds' is the time "
+        "Projectrons,\nPassive-Aggressive, budgeted SGD, Winnow, FOGD and NOGD. 'seconds' is the time "
         "of the first pass\n(of the fit for KernelMatchingPursuit)." + kmp_note,
         file=out,
     )

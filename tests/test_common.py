@@ -43,6 +43,13 @@ _CLASS_WEIGHT_FAILS = {
         "class-0 member (coefficient 1000), which errs on most rows, and the stream "
         "ends without one"
     ),
+    ("FourierOnlineClassifier", "average", False): (
+        "random Fourier features estimate the kernel with an error of order "
+        "1 / sqrt(budget), of either sign: far from the class-0 rows the class-0 "
+        "score is that noise, and the last hypothesis predicts class 0 on 86% of "
+        "the test rows with the check's seed (93-100% with others, and with "
+        "average=True)"
+    ),
     ("TighterBudgetPerceptron", "error_set", "random"): (
         "the removal rule counts errors unweighted: a later epoch removes the single "
         "class-0 member (coefficient 1000), which errs on most rows of the error set, "
