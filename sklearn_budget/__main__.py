@@ -152,8 +152,8 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
         "(Weston et al., 2005), hence their low 'test acc %'.\n'averaged' is the "
         "average of the pass's hypotheses (average=True), within the budget:\nthe "
         "default of every estimator that has an 'average' parameter, except the "
-        "Projectrons,\nPassive-Aggressive, budgeted SGD, Winnow, FOGD and NOGD. 'seconds' is the time "
-        "of the first pass\n(of the fit for KernelMatchingPursuit)." + kmp_note,
+        "Projectrons,\nPassive-Aggressive, budgeted SGD, Winnow, FOGD and NOGD. 'seconds' is "
+        "the time of the first pass\n(of the fit for KernelMatchingPursuit)." + kmp_note,
         file=out,
     )
 
