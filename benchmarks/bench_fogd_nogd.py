@@ -51,7 +51,7 @@ def models(B, gamma, learning_rate=None):
     lr = {} if learning_rate is None else {"learning_rate": learning_rate}
     ours = {
         "FOGD": FourierOnlineClassifier(budget=B, gamma=gamma, average=True, random_state=0, **lr),
-        "NOGD": NystroemOnlineClassifier(budget=B, gamma=gamma, average=True, **lr),
+        "NOGD": NystroemOnlineClassifier(budget=B, gamma=gamma, average=True, random_state=0, **lr),
     }
     if learning_rate is not None:
         return ours

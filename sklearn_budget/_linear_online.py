@@ -24,6 +24,7 @@ from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
 from ._ogd import hinge_rounds
 from ._stream import _OnlineStreamMixin
 from ._transaction import published
+from ._validation import _lean_labels, _lean_rows
 
 # Rows whose features are computed at once (a block of n x budget values).
 _BLOCK_SIZE = 1024
@@ -102,6 +103,30 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             )
             if on_block is not None:
                 on_block()
+
+    def _partial_fit_one_row(self, X, y, classes):
+        """A one-row ``partial_fit`` call without the plumbing of blocks.
+
+        Only for input that validation would not change (the lean bypass of
+        ``sklearn_budget._validation``); anything else, and a first call,
+        goes through the full path and its messages. Returns whether it
+        played the row.
+        """
+        if not (type(X) is np.ndarray and X.shape[0] == 1 and _lean_rows(self, X)):
+            return False
+        labels = _lean_labels(self, y, classes, 1)
+        if labels is None or not labels[1][0] > 0:
+            return False
+        with self._transaction(deep=True):
+            self._validate_params()
+            self._check_stream_continues()
+            self._before_change("cal_")
+            cls = labels[0].astype(np.int64, copy=False)
+            index = self._stream_index(1)
+            self._play_block(X, cls, labels[1], index, True)
+            self.n_iter_ = 1
+            self._end_of_call(1)
+        return True
 
     def _hinge_rounds(self, Z, cls, sw, calibrate, W, acc, start=0, stop=None, **kernel_mode):
         """Play rows ``start .. stop`` of the features ``Z`` on the weights ``W``

@@ -293,3 +293,23 @@ def test_sample_weight_scales_the_step():
     a.partial_fit(X, y, classes=[0, 1], sample_weight=np.full(200, 0.5))
     b.partial_fit(X, y, classes=[0, 1], sample_weight=np.ones(200))
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [FourierOnlineClassifier, NystroemOnlineClassifier])
+def test_one_row_calls_are_one_stream(cls, monkeypatch):
+    X, y = _data(120, n_classes=3)
+    params = dict(budget=15, gamma=0.5, average=True, random_state=0)
+    whole = cls(**params).partial_fit(X, y, classes=[0, 1, 2])
+    rows = cls(**params).partial_fit(X[:1], y[:1], classes=[0, 1, 2])
+    # Every later call is played on the one-row path, not through the blocks.
+    monkeypatch.setattr(cls, "_play", None)
+    for i in range(1, len(X)):
+        rows.partial_fit(X[i : i + 1], y[i : i + 1])
+    for name in ("coef_", "dual_coef_", "support_", "n_mistakes_"):
+        if hasattr(whole, name):
+            np.testing.assert_array_equal(getattr(rows, name), getattr(whole, name))
+    assert rows.proba_scale_ == whole.proba_scale_
+    # A row the path does not take (a list) goes through validation.
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="not in classes"):
+        rows.partial_fit(X[:1].tolist(), [5])
