@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import _DOC_LINK_TEMPLATE
-from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
+from ._calibration import MARGIN_BINS, fit_scale, log_probabilities, new_bins, record_margins
 from ._ogd import hinge_rounds
 from ._stream import _OnlineStreamMixin
 from ._transaction import published
@@ -43,11 +43,33 @@ def _averaged(w, acc, t):
     return w - acc / t if t > 0 else w.copy()
 
 
+class _BinUndo:
+    """The undo of the bins of the margins that a few rounds change.
+
+    Registered with the call's transaction, it puts back the bins of the
+    rounds' margins (the lazy state arrays ``cal_*`` are not copied then).
+    """
+
+    def __init__(self, state, transaction):
+        self.state, self.transaction = state, transaction
+
+    def keep(self, cls, margins):
+        """Keep the bins that the rounds of classes ``cls`` and ``margins`` change."""
+        counts, sums, totals = (self.state[k] for k in ("cal_counts", "cal_sums", "cal_n"))
+        for c, b in zip(cls.tolist(), MARGIN_BINS.bins_of(margins).tolist()):
+            saved = (counts[c, b], sums[c, b], totals[c])
+
+            def undo(c=c, b=b, saved=saved):
+                counts[c, b], sums[c, b], totals[c] = saved
+
+            self.transaction.on_undo(undo)
+
+
 class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimator):
     """Hinge-loss online gradient descent on features of a fixed size.
 
     Subclasses define ``_new_features(X)`` (the map of a new stream),
-    ``_play_block(X, Y, cls, w, calibrate)`` and ``_scores(X)``.
+    ``_play_block(X, cls, sw, index, calibrate)`` and ``_scores(X)``.
     """
 
     _doc_link_module = "sklearn_budget"
@@ -117,13 +139,14 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         labels = _lean_labels(self, y, classes, 1)
         if labels is None or not labels[1][0] > 0:
             return False
-        with self._transaction(deep=True):
+        with self._transaction(deep=True) as transaction:
             self._validate_params()
             self._check_stream_continues()
-            self._before_change("cal_")
             cls = labels[0].astype(np.int64, copy=False)
             index = self._stream_index(1)
-            self._play_block(X, cls, labels[1], index, True)
+            # The row changes one bin of the margins: its undo keeps that
+            # bin's values rather than a copy of every bin.
+            self._play_block(X, cls, labels[1], index, _BinUndo(self._state, transaction))
             self.n_iter_ = 1
             self._end_of_call(1)
         return True
@@ -131,7 +154,8 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
     def _hinge_rounds(self, Z, cls, sw, calibrate, W, acc, start=0, stop=None, **kernel_mode):
         """Play rows ``start .. stop`` of the features ``Z`` on the weights ``W``
         (``acc``: the sums of the average, or None), recording their margins
-        and counting them; returns the row after the last one played (see
+        (``calibrate``: True, or a :class:`_BinUndo` to tell first) and
+        counting them; returns the row after the last one played (see
         ``_ogd.hinge_rounds``)."""
         state = self._state
         t0 = int(state["counters"][0])
@@ -152,6 +176,8 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         if calibrate and end > start:
             rounds = np.arange(t0 + 1, t0 + 1 + end - start, dtype=np.float64)
             m = np.clip(margins[start:end], -_MARGIN_CAP, _MARGIN_CAP)
+            if isinstance(calibrate, _BinUndo):
+                calibrate.keep(cls[start:end], m)
             record_margins(state, m, cls[start:end], sw[start:end], rounds)
         state["counters"] += (end - start, mistakes, updates)
         return end

@@ -313,3 +313,31 @@ def test_one_row_calls_are_one_stream(cls, monkeypatch):
     monkeypatch.undo()
     with pytest.raises(ValueError, match="not in classes"):
         rows.partial_fit(X[:1].tolist(), [5])
+
+
+@pytest.mark.parametrize("cls", [FourierOnlineClassifier, NystroemOnlineClassifier])
+def test_an_interrupted_one_row_call_changes_nothing(cls, monkeypatch):
+    X, y = _data(200, n_classes=3)
+    clf = cls(budget=15, gamma=0.5, average=True, random_state=0)
+    clf.partial_fit(X[:100], y[:100], classes=[0, 1, 2])
+    for i in (100, 101):  # NOGD: in the Nystroem phase
+        before = {k: v.copy() for k, v in clf._state.items()}
+        attrs = dict(vars(clf))
+
+        def interrupt(self, n_rows):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(cls, "_end_of_call", interrupt)
+        with pytest.raises(KeyboardInterrupt):
+            clf.partial_fit(X[i : i + 1], y[i : i + 1])
+        monkeypatch.undo()
+        assert set(clf._state) == set(before) and set(vars(clf)) == set(attrs)
+        for k, v in before.items():
+            np.testing.assert_array_equal(clf._state[k], v)
+        # The row was played, then undone: playing it again gives the model
+        # of an uninterrupted stream.
+        clf.partial_fit(X[i : i + 1], y[i : i + 1])
+    whole = cls(budget=15, gamma=0.5, average=True, random_state=0)
+    whole.partial_fit(X[:102], y[:102], classes=[0, 1, 2])
+    for k, v in whole._state.items():
+        np.testing.assert_array_equal(clf._state[k], v)
