@@ -7,6 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from ._base import _warn_if_scale_is_unreliable
 from ._kernels import resolve_gamma
 from ._linear_online import _averaged, _FeatureOnlineClassifier
 from ._ogd import cosine_features, csr_row_products, row_products
@@ -71,14 +72,15 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
         ``1 / n_features``, computed once, on the data of the call that
         starts the stream, and kept for the rest of the stream.
 
-    learning_rate : float, default=0.5
+    learning_rate : float, default=1.0
         The step ``eta`` of online gradient descent, constant over the
         stream. The features have ``||z(x)||^2`` close to 1 (the kernel's
         ``k(x, x) = 1``) whatever the data's scale and width, so one step
-        moves the margin of its row by about ``learning_rate``: the same
-        value suits every data set, against the margin of 1 of the hinge
-        loss (see "Decisions" in the documentation for how it was chosen).
-        May be changed between calls, like a learning-rate schedule.
+        moves the margin of its row by about ``learning_rate``: the default
+        takes a row at margin 0 to about the hinge's margin of 1, on every
+        data set alike (see :ref:`decisions-fogd-nogd` for the measurements
+        around it). May be changed between calls, like a learning-rate
+        schedule.
 
     max_iter : int, default=5
         Largest number of online epochs over the training data played by
@@ -221,7 +223,7 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
         *,
         budget=500,
         gamma="scale",
-        learning_rate=0.5,
+        learning_rate=1.0,
         max_iter=5,
         tol=1e-3,
         n_iter_no_change=5,
@@ -249,6 +251,8 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
 
     def _reset(self, X, from_partial_fit=False):
         """Start a new stream: draw the features, every weight at zero."""
+        if self.gamma == "scale":
+            _warn_if_scale_is_unreliable(X, from_partial_fit)
         self.gamma_ = resolve_gamma(self.gamma, X)
         rng = check_random_state(self.random_state)
         D = self.budget

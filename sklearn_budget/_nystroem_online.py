@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._base import _warn_if_scale_is_unreliable
 from ._dense_rows import KERNEL_CODES
 from ._fourier import row_products_any
 from ._kernels import (
@@ -92,12 +93,15 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     kernel_params : dict, default=None
         Extra keyword arguments for a callable kernel.
 
-    learning_rate : float, default=0.5
+    learning_rate : float, default=1.0
         The step ``eta`` of online gradient descent, constant over the
-        stream, in both phases. For the rbf kernel ``k(x, x) = 1``: one step
-        moves the margin of its row by about ``learning_rate`` whatever the
-        data, against the margin of 1 of the hinge loss. May be changed
-        between calls, like a learning-rate schedule.
+        stream, in both phases. For a kernel with ``k(x, x) = 1`` (rbf,
+        laplacian), one step moves the margin of its row by about
+        ``learning_rate`` (the Nystroem features have ``||z(x)||^2 <=
+        k(x, x)``): the default takes a row at margin 0 to about the
+        hinge's margin of 1, on every data set alike. For other kernels,
+        divide it by the typical ``k(x, x)``. May be changed between calls,
+        like a learning-rate schedule.
 
     max_iter : int, default=5
         Largest number of online epochs over the training data played by
@@ -270,7 +274,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         degree=3,
         coef0=0.0,
         kernel_params=None,
-        learning_rate=0.5,
+        learning_rate=1.0,
         max_iter=5,
         tol=1e-3,
         n_iter_no_change=5,
@@ -317,6 +321,8 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
 
     def _reset(self, X, from_partial_fit=False):
         """Start a new stream: no landmark, no map."""
+        if self.gamma == "scale" and isinstance(self.kernel, str):
+            _warn_if_scale_is_unreliable(X, from_partial_fit)
         self.gamma_ = resolve_gamma(self.gamma, X)
         self._kernel = Kernel(self.kernel, self.gamma_, self.degree, self.coef0, self.kernel_params)
         self._kernel_code = KERNEL_CODES.get(self.kernel) if isinstance(self.kernel, str) else None
