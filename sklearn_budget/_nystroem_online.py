@@ -63,12 +63,15 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         Number of landmarks: rows of the stream kept as support vectors.
 
     n_components : int or None, default=None
-        Rank ``k`` of the Nystroem map, at most ``budget``; None uses a
-        fifth of the budget (at least 1), the choice of the paper's
-        experiments. A round of the second phase costs
-        ``O(budget * n_features + budget * k)``. The rank used
-        (``n_components_``) is smaller when the Gram matrix of the
-        landmarks has fewer eigenvalues above ``1e-8`` times its largest.
+        Rank ``k`` of the Nystroem map, at most ``budget``; None uses the
+        budget, so that the expansion learned before the switch carries
+        over exactly. A round of the second phase costs
+        ``O(budget * n_features + budget * k)``: a smaller rank saves the
+        second term, at a cost in accuracy (the paper's experiments take a
+        fifth of the budget, which lost 5 points on USPS at budget 100, see
+        :ref:`decisions-fogd-nogd`). The rank used (``n_components_``) is
+        smaller when the Gram matrix of the landmarks has fewer eigenvalues
+        above ``1e-8`` times its largest.
 
     kernel : {'rbf', 'linear', 'poly', 'polynomial', 'sigmoid', 'laplacian', \
             'cosine', 'chi2', 'additive_chi2'} or callable, default='rbf'
@@ -237,8 +240,8 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     >>> clf = NystroemOnlineClassifier(budget=50, random_state=0).fit(X, y)
     >>> clf.support_vectors_.shape
     (50, 2)
-    >>> clf.n_components_
-    10
+    >>> bool(0 < clf.n_components_ <= 50)
+    True
     >>> bool(clf.score(X, y) > 0.9)
     True
     """
@@ -409,7 +412,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         G = self._kernel_values(L, L)
         eigvals, eigvecs = np.linalg.eigh(0.5 * (G + G.T))
         order = np.argsort(eigvals)[::-1]
-        k = self.n_components if self.n_components is not None else max(1, self.budget // 5)
+        k = self.budget if self.n_components is None else self.n_components
         top = order[:k]
         top = top[eigvals[top] > _RANK_RTOL * max(eigvals[order[0]], 0.0)]
         if top.size == 0:  # a zero Gram matrix: one direction, weight zero
