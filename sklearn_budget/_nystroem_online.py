@@ -11,7 +11,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import _warn_if_scale_is_unreliable
 from ._dense_rows import KERNEL_CODES
-from ._fourier import row_products_any
 from ._kernels import (
     KERNELS,
     Kernel,
@@ -333,7 +332,8 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         # kept outside the state, a call's undo record need not copy them.
         self._landmarks = X[:0].copy()
         self._landmark_ids = np.zeros(0, dtype=np.int64)
-        self._map = None  # diag(d)^-1/2 V^T, shape (k, budget), once switched
+        # Once switched: the rank of the map and its P = V diag(d)^-1 V^T.
+        self._rank, self._projection = 0, None
         self._n_seen = 0
         state = self._new_state(0)
         state["alpha"] = np.zeros((self._n_outputs(), self.budget))
@@ -350,14 +350,26 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     # ------------------------------------------------------------------
     def _play_block(self, X, cls, sw, index, calibrate):
         start = 0
-        if self._map is None:
+        if self._projection is None:
             start = self._gather_landmarks(X, cls, sw, index, calibrate)
             if len(self._landmark_ids) == self.budget:
                 self._switch()
-        if self._map is not None and start < X.shape[0]:
-            Z = self._features(X[start:])
+        if self._projection is not None and start < X.shape[0]:
+            # The linear rounds on the weights w of the map z = M k(L, x),
+            # M = diag(d)^-1/2 V^T, played on the expansion beta = M^T w:
+            # f(x) = beta . k(L, x), and a step along z(x) moves beta along
+            # P k(L, x) with P = M^T M, paid on updates only.
+            K = self._kernel_values(X[start:], self._landmarks)
             state = self._state
-            self._hinge_rounds(Z, cls[start:], sw[start:], calibrate, state["w"], state.get("acc"))
+            self._hinge_rounds(
+                K,
+                cls[start:],
+                sw[start:],
+                calibrate,
+                state["w"],
+                state.get("acc"),
+                P=self._projection,
+            )
 
     def _gather_landmarks(self, X, cls, sw, index, calibrate):
         """Kernel OGD on the rows of a block until ``budget`` landmarks are held.
@@ -418,11 +430,14 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         if top.size == 0:  # a zero Gram matrix: one direction, weight zero
             top = order[:1]
         d, V = np.maximum(eigvals[top], np.finfo(float).tiny), eigvecs[:, top]
-        self._map = (V / np.sqrt(d)).T
+        P = (V / d) @ V.T
+        self._rank, self._projection = top.size, 0.5 * (P + P.T)
         state = self._state
         t = int(state["counters"][0])
-        # w = diag(d)^1/2 V^T alpha, so that w . z(x) = alpha V V^T k(L, x).
-        state["w"] = state["alpha"] @ (V * np.sqrt(d))
+        # The weights w = diag(d)^1/2 V^T alpha of the map, as the expansion
+        # beta = M^T w = V V^T alpha: the expansion so far, projected on the
+        # kept eigenvectors (itself at full rank).
+        state["w"] = (state["alpha"] @ V) @ V.T
         if self.average:
             # The phase's hypotheses, summed as an expansion on the landmarks;
             # the sums of the next phase start from t w (see _ogd).
@@ -434,10 +449,6 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         formulas of the package, the same bits for a row whatever its block."""
         return kernel_values(self._kernel, self._kernel_code, X, Z)
 
-    def _features(self, X):
-        """The Nystroem features ``z(x)`` of the rows of ``X``."""
-        return row_products_any(self._kernel_values(X, self._landmarks), self._map.T)
-
     # ------------------------------------------------------------------
     # The fitted model
     # ------------------------------------------------------------------
@@ -448,19 +459,19 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     def _publish(self):
         state, m = self._state, len(self._landmark_ids)
         t = int(state["counters"][0])
-        if self._map is None:
+        if self._projection is None:
             alpha = state["alpha"][:, :m]
             if self.average:
                 alpha = _averaged(alpha, state["alpha_acc"][:, :m], t)
             dual = alpha.copy()
         elif self.average:
-            dual = (state["avg_dual"] + (t * state["w"] - state["acc"]) @ self._map) / t
+            dual = (state["avg_dual"] + t * state["w"] - state["acc"]) / t
         else:
-            dual = state["w"] @ self._map
+            dual = state["w"].copy()
         self.dual_coef_ = np.ascontiguousarray(dual)
         self.support_ = self._landmark_ids.copy()
         self.support_vectors_ = self._landmarks
-        self.n_components_ = 0 if self._map is None else self._map.shape[0]
+        self.n_components_ = self._rank
 
     def _scores(self, X):
         return self._kernel.expansion(X, self.support_vectors_, self.dual_coef_)

@@ -55,6 +55,7 @@ def hinge_rounds(
     const int64_t[::1] columns=None,
     Py_ssize_t n_members=0,
     Py_ssize_t members_left=-1,
+    const double[:, ::1] P=None,
 ):
     """Play the rounds ``start .. stop`` of the rows ``Z`` (their features).
 
@@ -71,17 +72,26 @@ def hinge_rounds(
     the row already is. The rounds then stop after the update that makes
     ``members_left`` new members.
 
+    With ``P`` given (a symmetric ``D x D`` matrix), the step of row ``i``
+    goes along ``P @ Z[i]``, computed once for the row if it updates:
+    online gradient descent on ``w`` in the space of features ``M z`` is
+    the same function as these rounds on ``W = M^T w`` with
+    ``P = M^T M``, which score a row in ``O(D)`` and pay ``O(D^2)`` on
+    updates only.
+
     Returns ``(end, mistakes, updates)``: the round after the last one
     played, the prediction mistakes and the rounds with an update.
     """
     cdef Py_ssize_t n = Z.shape[0], D = Z.shape[1], n_out = W.shape[0]
-    cdef Py_ssize_t i, j, k, col
+    cdef Py_ssize_t i, j, k, c, col
     cdef bint binary = n_out == 1, average = acc.shape[0] > 0
     cdef bint record = margins.shape[0] > 0, kernel_mode = columns is not None
-    cdef bint updated, mistake
-    cdef double y_k, step, t, dot
+    cdef bint updated, mistake, project = P is not None
+    cdef double y_k, step, t, dot, z
     cdef long long mistakes = 0, updates = 0
     cdef double[::1] s = np.empty(n_out)
+    cdef double[::1] q = np.empty(D if project else 0)
+    cdef const double* direction
     if stop < 0:
         stop = n
     i = start
@@ -112,19 +122,32 @@ def hinge_rounds(
                     y_k = 1.0 if k == cls[i] else -1.0
                 if y_k * s[k] >= 1.0:
                     continue
-                updated = True
                 step = eta * sw[i] * y_k
                 if kernel_mode:
                     col = columns[i]
                     W[k, col] += step
                     if average:
                         acc[k, col] += t * step
-                else:
-                    for j in range(D):
-                        W[k, j] += step * Z[i, j]
-                    if average:
+                    updated = True
+                    continue
+                direction = &Z[i, 0]
+                if project:
+                    if not updated:
+                        # q = P Z[i], each sum in the order of the coordinates.
                         for j in range(D):
-                            acc[k, j] += (t * step) * Z[i, j]
+                            q[j] = 0.0
+                        for c in range(D):
+                            z = Z[i, c]
+                            if z != 0.0:
+                                for j in range(D):
+                                    q[j] += z * P[c, j]
+                    direction = &q[0]
+                updated = True
+                for j in range(D):
+                    W[k, j] += step * direction[j]
+                if average:
+                    for j in range(D):
+                        acc[k, j] += (t * step) * direction[j]
             mistakes += mistake
             updates += updated
             if updated and kernel_mode and columns[i] >= n_members:
@@ -135,17 +158,24 @@ def hinge_rounds(
 
 def row_products(const double[:, ::1] A, const double[:, ::1] M):
     """``A @ M``, each row's sums in the order of its coordinates (zeros skipped)."""
-    cdef Py_ssize_t n = A.shape[0], m = A.shape[1], k = M.shape[1], i, j, c
+    cdef Py_ssize_t n = A.shape[0], m = A.shape[1], k = M.shape[1], i, r, j, c, end
+    # Rows summed together: each row of M is read once per tile of rows
+    # rather than once per row, and every row's sums keep their order.
+    cdef Py_ssize_t tile = 8
     cdef double a
     out_arr = np.zeros((n, k))
     cdef double[:, ::1] out = out_arr
     with nogil:
-        for i in range(n):
+        i = 0
+        while i < n:
+            end = min(i + tile, n)
             for j in range(m):
-                a = A[i, j]
-                if a != 0.0:
-                    for c in range(k):
-                        out[i, c] += a * M[j, c]
+                for r in range(i, end):
+                    a = A[r, j]
+                    if a != 0.0:
+                        for c in range(k):
+                            out[r, c] += a * M[j, c]
+            i = end
     return out_arr
 
 
