@@ -64,13 +64,13 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     n_components : int or None, default=None
         Rank ``k`` of the Nystroem map, at most ``budget``; None uses the
         budget, so that the expansion learned before the switch carries
-        over exactly. A round of the second phase costs
-        ``O(budget * n_features + budget * k)``: a smaller rank saves the
-        second term, at a cost in accuracy (the paper's experiments take a
-        fifth of the budget, which lost 5 points on USPS at budget 100, see
-        :ref:`decisions-fogd-nogd`). The rank used (``n_components_``) is
-        smaller when the Gram matrix of the landmarks has fewer eigenvalues
-        above ``1e-8`` times its largest.
+        over exactly. A lower rank is a coarser approximation of the kernel
+        for no saving here (the rounds are played on the expansion, see the
+        Notes): the paper's experiments take a fifth of the budget, which
+        lost 5 points on USPS at budget 100 (:ref:`decisions-fogd-nogd`).
+        The rank used (``n_components_``) is smaller when the Gram matrix
+        of the landmarks has fewer eigenvalues above ``1e-8`` times its
+        largest.
 
     kernel : {'rbf', 'linear', 'poly', 'polynomial', 'sigmoid', 'laplacian', \
             'cosine', 'chi2', 'additive_chi2'} or callable, default='rbf'
@@ -212,7 +212,12 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     The landmarks are the first ``budget`` rows with a margin error, not a
     random sample: they are where the hinge loss was active, as in the
     paper. The switch to the Nystroem map costs one eigendecomposition of a
-    ``budget x budget`` matrix, once per stream. For dense input and a
+    ``budget x budget`` matrix, once per stream. The linear rounds on the
+    weights ``w`` of the map ``z(x) = M k(landmarks, x)`` are played on
+    the expansion ``beta = M^T w`` instead, the same function: a round
+    scores in ``O(budget)`` after the kernel values
+    (``O(budget * n_features)``), and an update moves ``beta`` along
+    ``M^T M k(landmarks, x)`` in ``O(budget^2)``. For dense input and a
     named kernel, the kernel values and the map of a row are computed in
     compiled code, each sum in the order of the row's coordinates, so that
     a stream gives the same model, to the last bit, whatever its split into

@@ -1,15 +1,16 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The rounds of online gradient descent on the hinge loss, and their features.
 
-The features of a row (random Fourier features, a Nystroem map) are
-computed here one row at a time, each sum in the order of the row's
-coordinates, so that they are the same, to the last bit, whatever the block
-of rows they come in: a stream gives the same model whatever its split into
-calls, and a sparse row the features of its dense copy (a zero coordinate
-is skipped). The rounds themselves are sequential: each
-round's scores with the current weights, its progressive margin, and the
-update ``w_k <- w_k + step * phi(x)`` of every class row ``k`` whose margin
-``Y_k f_k(x)`` is below 1 (one-vs-rest, as SGDClassifier's hinge loss).
+The random Fourier features of a row are computed here one row at a time
+(the kernel values of NOGD by the package's compiled formulas), each sum in
+the order of the row's coordinates, so that they are the same, to the last
+bit, whatever the block of rows they come in: a stream gives the same model
+whatever its split into calls, and a sparse row the features of its dense
+copy (a zero coordinate is skipped). The rounds themselves are sequential:
+each round's scores with the current weights, its progressive margin, and
+the update ``w_k <- w_k + step * phi(x)`` of every class row ``k`` whose
+margin ``Y_k f_k(x)`` is below 1 (one-vs-rest, as SGDClassifier's hinge
+loss).
 
 With averaging, ``acc_k`` gathers ``t * step * phi(x)`` over the updates at
 round ``t``, so that the hypotheses used in rounds ``1 .. T`` sum to
