@@ -15,6 +15,11 @@ Run from the repository root::
     python benchmarks/bench_fogd_nogd.py              # the full sets
     python benchmarks/bench_fogd_nogd.py --quick      # 3,000 training rows, seconds
     python benchmarks/bench_fogd_nogd.py --learning-rates 0.1,0.5,2   # FOGD/NOGD only
+    python benchmarks/bench_fogd_nogd.py --one-row   # one-row partial_fit vs river
+
+``--one-row`` times a stream of 3,000 one-row ``partial_fit`` calls (20
+features, budget 100; the best of three) against river's
+``linear_model.Perceptron().learn_one`` on the same events.
 """
 
 import argparse
@@ -67,6 +72,42 @@ def models(B, gamma, learning_rate=None):
     }
 
 
+def one_row(repeats=3):
+    """Microseconds per one-row call: FOGD and NOGD ``partial_fit``, river's Perceptron."""
+    from river import linear_model
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(3000, 20)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    rows = [X[i : i + 1] for i in range(1, len(X))]
+    labels = [y[i : i + 1] for i in range(1, len(X))]
+    events = [dict(enumerate(r)) for r in X.tolist()]
+
+    def ours(cls):
+        model = cls(budget=100, gamma=0.05, random_state=0)
+        model.partial_fit(X[:1], y[:1], classes=[0, 1])
+        tic = time.perf_counter()
+        for row, label in zip(rows, labels):
+            model.partial_fit(row, label)
+        return 1e6 * (time.perf_counter() - tic) / len(rows)
+
+    def river():
+        model = linear_model.Perceptron()
+        tic = time.perf_counter()
+        for x, label in zip(events, y.tolist()):
+            model.learn_one(x, label)
+        return 1e6 * (time.perf_counter() - tic) / len(events)
+
+    print(f"load average: {os.getloadavg()[0]:.2f}")
+    with threadpool_limits(1):
+        for name, run in [
+            ("FourierOnlineClassifier.partial_fit", lambda: ours(FourierOnlineClassifier)),
+            ("NystroemOnlineClassifier.partial_fit", lambda: ours(NystroemOnlineClassifier)),
+            ("river Perceptron.learn_one", river),
+        ]:
+            print(f"{name:38s} {min(run() for _ in range(repeats)):8.1f} us per row", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3,000 training rows per set")
@@ -75,7 +116,10 @@ def main(argv=None):
     parser.add_argument(
         "--learning-rates", default=None, help="comma-separated: FOGD and NOGD at each"
     )
+    parser.add_argument("--one-row", action="store_true", help="time one-row partial_fit calls")
     args = parser.parse_args(argv)
+    if args.one_row:
+        return one_row()
     n_train = 3000 if args.quick else None
     rates = [None]
     if args.learning_rates:
