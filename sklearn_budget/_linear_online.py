@@ -68,8 +68,10 @@ class _BinUndo:
 class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimator):
     """Hinge-loss online gradient descent on features of a fixed size.
 
-    Subclasses define ``_new_features(X)`` (the map of a new stream),
-    ``_play_block(X, cls, sw, index, calibrate)`` and ``_scores(X)``.
+    Subclasses define ``_reset(X, from_partial_fit)`` (a new stream, its
+    state from :meth:`_new_state`), ``_play_block(X, cls, sw, index,
+    calibrate)`` (a block of rounds, through :meth:`_hinge_rounds`),
+    ``_publish()`` (the fitted attributes) and ``_scores(X)``.
     """
 
     _doc_link_module = "sklearn_budget"
