@@ -7,7 +7,9 @@ try:
     from ._bsgd import BudgetedSGDClassifier
     from ._budget_perceptron import BudgetPerceptron, TighterBudgetPerceptron
     from ._forgetron import Forgetron
+    from ._fourier import FourierOnlineClassifier
     from ._matching_pursuit import KernelMatchingPursuit
+    from ._nystroem_online import NystroemOnlineClassifier
     from ._passive_aggressive import KernelPassiveAggressive
     from ._perceptron import KernelPerceptron, Stoptron
     from ._projectron import Projectron, ProjectronPlusPlus
@@ -32,9 +34,11 @@ __all__ = [
     "BudgetedSGDClassifier",
     "BudgetPerceptron",
     "Forgetron",
+    "FourierOnlineClassifier",
     "KernelMatchingPursuit",
     "KernelPassiveAggressive",
     "KernelPerceptron",
+    "NystroemOnlineClassifier",
     "Projectron",
     "ProjectronPlusPlus",
     "RandomizedBudgetPerceptron",

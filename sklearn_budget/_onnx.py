@@ -1,8 +1,12 @@
 """ONNX converters of the estimators, for skl2onnx.
 
 Every kernel estimator scores ``f(x) = K(x, support_vectors_) @ dual_coef_.T``
-(with ``average='vote'``, a vote of the prefixes of that expansion), and
-:class:`~sklearn_budget.Winnow` scores ``x @ coef_.T + intercept_``; the
+(with ``average='vote'``, a vote of the prefixes of that expansion; the
+landmarks of :class:`~sklearn_budget.NystroemOnlineClassifier` are its
+support vectors), :class:`~sklearn_budget.Winnow` scores
+``x @ coef_.T + intercept_`` and
+:class:`~sklearn_budget.FourierOnlineClassifier` scores
+``sqrt(2 / D) cos(x @ random_weights_ + random_offset_) @ coef_.T``; the
 graphs below write these formulas, and the labels and probabilities derived
 from them, with standard ONNX operators. They read the public fitted
 attributes only. The public entry point is :mod:`sklearn_budget.onnx`.
@@ -172,7 +176,7 @@ def _check_exportable(model):
     if not hasattr(model, "classes_"):
         raise ValueError(f"This {name} instance is not fitted yet: fit it before converting it.")
     if hasattr(model, "coef_"):
-        return  # Winnow: linear
+        return  # Winnow, FourierOnlineClassifier: no kernel to check
     kernel = model.kernel
     if callable(kernel):
         kname = getattr(kernel, "__name__", repr(kernel))
@@ -277,7 +281,13 @@ def converter(scope, operator, container):
     binary = n_classes == 2
 
     votes = None
-    if hasattr(model, "coef_"):  # Winnow
+    if hasattr(model, "random_weights_"):  # FourierOnlineClassifier
+        # sqrt(2 / D) cos(X W + b), then the linear scores of the features.
+        W = np.asarray(model.random_weights_, dtype=np.float64)
+        proj = g.op("Add", g.op("MatMul", X, g.const(W)), g.const(model.random_offset_))
+        features = g.op("Mul", g.op("Cos", proj), g.const(np.sqrt(2.0 / W.shape[1])))
+        scores = g.op("MatMul", features, g.const(np.asarray(model.coef_, dtype=np.float64).T))
+    elif hasattr(model, "coef_"):  # Winnow
         scores = g.op(
             "Add",
             g.op("MatMul", X, g.const(np.asarray(model.coef_, dtype=np.float64).T)),

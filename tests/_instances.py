@@ -140,6 +140,10 @@ TEST_PARAMS = {
     "KernelMatchingPursuit": {
         "onnx": [{"budget": 12}],
     },
+    "FourierOnlineClassifier": {
+        "checks": [{}, {"budget": 50, "average": True}],
+        "onnx": [{}, {"average": True}],
+    },
     "KernelPassiveAggressive": {
         "checks": [
             {},
@@ -150,6 +154,14 @@ TEST_PARAMS = {
     "KernelPerceptron": {
         "checks": [{}, {"kernel": "chi2"}, {"average": "vote"}],
         "onnx": [{}, {"average": "vote"}],
+    },
+    "NystroemOnlineClassifier": {
+        "checks": [
+            {},
+            {"budget": 20, "average": True},
+            {"budget": 20, "n_components": 20, "kernel": "laplacian"},
+        ],
+        "onnx": [{}, {"average": True}],
     },
     "Projectron": {
         "checks": [{}, {"eta": 0.1}, {"eta": "adaptive"}],

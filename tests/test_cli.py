@@ -88,7 +88,7 @@ def test_module_entry_point_runs_the_demo():
     )
     assert "ProjectronPlusPlus" in result.stdout
     # The progress lines go to stderr, the table to stdout.
-    assert "ProjectronPlusPlus (U=" in result.stderr and "[12/12] Winnow" in result.stderr
+    assert "ProjectronPlusPlus (U=" in result.stderr and "[14/14] Winnow" in result.stderr
     assert "..." not in result.stdout
 
 

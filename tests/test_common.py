@@ -43,6 +43,12 @@ _CLASS_WEIGHT_FAILS = {
         "class-0 member (coefficient 1000), which errs on most rows, and the stream "
         "ends without one"
     ),
+    ("FourierOnlineClassifier", "average", False): (
+        "random Fourier features estimate the kernel with an error of order "
+        "1 / sqrt(budget), of either sign: far from the class-0 rows the class-0 "
+        "score is that noise, and with the check's seed the model predicts class 0 "
+        "on 86% of the test rows of two blobs (94% to 100% with seeds 1 to 5)"
+    ),
     ("TighterBudgetPerceptron", "error_set", "random"): (
         "the removal rule counts errors unweighted: a later epoch removes the single "
         "class-0 member (coefficient 1000), which errs on most rows of the error set, "

@@ -31,6 +31,7 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from sklearn_budget import (
     BudgetPerceptron,
     Forgetron,
+    FourierOnlineClassifier,
     KernelMatchingPursuit,
     KernelPerceptron,
     Winnow,
@@ -87,6 +88,12 @@ def abs_terms(est, X):
     """``S(x)``: the sum of the absolute terms of each score (see the module docstring)."""
     if isinstance(est, Winnow):
         return np.abs(X) @ np.abs(est.coef_).T + np.abs(est.intercept_)
+    if isinstance(est, FourierOnlineClassifier):
+        # The error of cos(p) is that of its argument p = x W + b, relative
+        # to |x| |W| + |b|: each feature's term is bounded with it.
+        W, b = est.random_weights_, est.random_offset_
+        size = 1 + np.abs(X) @ np.abs(W) + np.abs(b)
+        return np.sqrt(2.0 / W.shape[1]) * size @ np.abs(est.coef_).T
     K = pairwise_kernels(
         X,
         est.support_vectors_,

@@ -1,0 +1,279 @@
+"""Fourier Online Gradient Descent (FOGD): random Fourier features, then hinge OGD."""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+
+from ._base import _warn_if_scale_is_unreliable
+from ._kernels import resolve_gamma
+from ._linear_online import _averaged, _FeatureOnlineClassifier
+from ._ogd import cosine_features, csr_row_products, row_products
+
+
+def row_products_any(X, M):
+    """``X @ M`` for dense or CSR ``X``, each row summed in the order of its
+    coordinates (``sklearn_budget._ogd``): the same bits whatever the block."""
+    M = np.ascontiguousarray(M, dtype=np.float64)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        return csr_row_products(
+            np.ascontiguousarray(X.data, dtype=np.float64),
+            X.indices.astype(np.int64),
+            X.indptr.astype(np.int64),
+            M,
+        )
+    return row_products(np.ascontiguousarray(X, dtype=np.float64), M)
+
+
+def fourier_features(X, random_weights, random_offset):
+    """``sqrt(2 / D) cos(X @ random_weights + random_offset)``, ``D`` features.
+
+    The random Fourier features of Rahimi and Recht (2007): for
+    ``random_weights ~ N(0, 2 gamma)`` and ``random_offset ~ U[0, 2 pi]``,
+    ``z(x) . z(x')`` is an unbiased estimate of ``exp(-gamma ||x - x'||^2)``.
+    """
+    Z = row_products_any(X, random_weights)
+    cosine_features(Z, np.ascontiguousarray(random_offset), np.sqrt(2.0 / Z.shape[1]))
+    return Z
+
+
+class FourierOnlineClassifier(_FeatureOnlineClassifier):
+    """Fourier Online Gradient Descent (FOGD): a kernel classifier on random features.
+
+    The rbf kernel ``exp(-gamma ||x - x'||^2)`` is approximated by the inner
+    product of ``budget`` random Fourier features (Rahimi and Recht, 2007),
+    ``z(x) = sqrt(2 / budget) cos(W x + b)`` with the rows of ``W`` drawn
+    from ``N(0, 2 gamma I)`` and ``b`` uniform on ``[0, 2 pi]``, and online
+    gradient descent on the hinge loss is played in that space: on every
+    round where ``y w . z(x) < 1``, ``w <- w + learning_rate y z(x)`` (Lu,
+    Hoi, Wang, Zhao and Liu, 2016, Algorithm 1). The memory is the
+    ``budget`` features and their weights, whatever the stream's length; a
+    round costs ``O(budget * n_features)`` (the features) plus
+    ``O(budget)`` per output (the round itself).
+
+    More than two classes are learned one-vs-rest, as in
+    :class:`~sklearn.linear_model.SGDClassifier`: every class has its
+    weights, updated on each round where its own margin is below 1.
+
+    Parameters
+    ----------
+    budget : int, default=500
+        Number of random Fourier features ``D``: the memory of the model
+        (``D`` weights per output, and the ``D x n_features`` random
+        weights). The approximation of the kernel improves as
+        ``1 / sqrt(D)``.
+
+    gamma : {'scale', 'auto'} or float, default='scale'
+        Coefficient of the rbf kernel that the features approximate.
+        ``'scale'`` uses ``1 / (n_features * X.var())`` and ``'auto'``
+        ``1 / n_features``, computed once, on the data of the call that
+        starts the stream, and kept for the rest of the stream.
+
+    learning_rate : float, default=1.0
+        The step ``eta`` of online gradient descent, constant over the
+        stream. The features have ``||z(x)||^2`` close to 1 (the kernel's
+        ``k(x, x) = 1``) whatever the data's scale and width, so one step
+        moves the margin of its row by about ``learning_rate``: the default
+        takes a row at margin 0 to about the hinge's margin of 1, on every
+        data set alike (see :ref:`decisions-fogd-nogd` for the measurements
+        around it). May be changed between calls, like a learning-rate
+        schedule.
+
+    max_iter : int, default=5
+        Largest number of online epochs over the training data played by
+        ``fit``. ``fit`` stops earlier after an epoch without any update,
+        or by the ``tol`` criterion.
+
+    tol : float or None, default=1e-3
+        Stopping criterion of ``fit``, on the online mistake rate of each
+        epoch: ``fit`` stops once the rate of ``n_iter_no_change``
+        consecutive epochs has been above ``best_rate - tol``. ``None``
+        disables it. ``partial_fit`` ignores it.
+
+    n_iter_no_change : int, default=5
+        Number of consecutive epochs without an improvement of the mistake
+        rate by at least ``tol`` after which ``fit`` stops.
+
+    shuffle : bool, default=True
+        Whether ``fit`` reshuffles the training data before each epoch.
+
+    average : bool, default=False
+        If True, the fitted hypothesis (``coef_``, :meth:`predict`) is the
+        average of the hypotheses used in every round played (the
+        online-to-batch conversion), kept exactly at the cost of the
+        updates. The online rounds are not changed, and ``n_mistakes_``
+        still counts the mistakes of the hypotheses played online.
+
+    class_weight : dict, 'balanced' or None, default=None
+        Step multiplier of each class, ``{class_label: weight}``: the
+        sample weight of every row is multiplied by the weight of its class
+        (classes missing from the dict weigh 1). ``'balanced'`` uses
+        ``n_samples / (n_classes * np.bincount(y))`` from the labels of the
+        ``fit`` call; ``partial_fit`` refuses it (pass a dict).
+
+    warm_start : bool, default=False
+        If True, ``fit`` continues the current stream instead of starting a
+        new one. ``budget``, ``gamma``, ``average`` and ``random_state``
+        are fixed for a stream: ``partial_fit`` and a warm-started ``fit``
+        refuse to go on after they changed.
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds the random features (drawn when the stream starts) and the
+        shuffling of ``fit``.
+
+    verbose : int, default=0
+        Progress output on stdout, as for the other estimators of the
+        package: with ``verbose >= 1`` a line per epoch of ``fit``, and a
+        line each time a stream passes a multiple of ``verbose_interval``
+        rounds in ``partial_fit``; with ``verbose >= 2`` lines within the
+        epochs of ``fit`` as well. Lines come between blocks of 1024 rows.
+
+    verbose_interval : int, default=10_000
+        Rounds between two progress lines.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, budget) or (n_classes, budget)
+        Weights of the random features: one row for two classes, one row
+        per class otherwise. The scores are
+        ``fourier_features(X) @ coef_.T``.
+
+    random_weights_ : ndarray of shape (n_features, budget)
+        The random frequencies ``W.T``, drawn from ``N(0, 2 gamma_)``.
+
+    random_offset_ : ndarray of shape (budget,)
+        The random phases ``b``, uniform on ``[0, 2 pi]``.
+
+    gamma_ : float
+        The kernel coefficient used.
+
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+
+    n_mistakes_ : int
+        Prediction mistakes made while training (``y f(x) <= 0``; with
+        more than two classes, a true class's score not above every other
+        one), cumulative over ``partial_fit`` calls.
+
+    n_iter_ : int
+        Number of epochs played by the last ``fit`` (1 after ``partial_fit``).
+
+    proba_scale_ : float
+        The scale ``a`` of the probabilities (see :meth:`predict_proba`).
+
+    n_features_in_ : int
+        Number of features seen during the first fit.
+
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during the first fit. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    NystroemOnlineClassifier : The same rounds on a Nystroem map of
+        ``budget`` landmarks taken from the stream.
+    sklearn.kernel_approximation.RBFSampler : The same features, for a
+        batch pipeline.
+
+    Notes
+    -----
+    The model has no bias, as in the paper (and as the kernel estimators
+    of the package). Sparse input is taken as is: the features need only
+    ``X @ random_weights_``. The features of a row are computed one row at
+    a time, in compiled code, each sum in the order of the row's
+    coordinates (zeros skipped): a row has the same features, to the last
+    bit, whatever the block of rows it comes in and whether it is sparse or
+    dense, so a stream gives the same model whatever its split into calls
+    (one row at a time, as the river classes play it, included), and the
+    same for sparse and dense input. On sparse data this costs
+    ``O(nnz(x) * budget)`` per row.
+
+    References
+    ----------
+    A. Rahimi and B. Recht, "Random features for large-scale kernel
+    machines", NIPS 2007.
+
+    J. Lu, S. C. H. Hoi, J. Wang, P. Zhao and Z.-Y. Liu, "Large Scale Online
+    Kernel Learning", Journal of Machine Learning Research 17(47), 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_budget import FourierOnlineClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(400, 2)
+    >>> y = (np.hypot(X[:, 0], X[:, 1]) > 1.2).astype(int)
+    >>> clf = FourierOnlineClassifier(budget=200, random_state=0).fit(X, y)
+    >>> clf.coef_.shape
+    (1, 200)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    """
+
+    _parameter_constraints: dict = {**_FeatureOnlineClassifier._parameter_constraints}
+
+    # Parameters fixed for the whole of a stream: they shape its features.
+    _stream_params = ("budget", "gamma", "average", "random_state")
+
+    def __init__(
+        self,
+        *,
+        budget=500,
+        gamma="scale",
+        learning_rate=1.0,
+        max_iter=5,
+        tol=1e-3,
+        n_iter_no_change=5,
+        shuffle=True,
+        average=False,
+        class_weight=None,
+        warm_start=False,
+        random_state=None,
+        verbose=0,
+        verbose_interval=10_000,
+    ):
+        self.budget = budget
+        self.gamma = gamma
+        self.learning_rate = learning_rate
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.shuffle = shuffle
+        self.average = average
+        self.class_weight = class_weight
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+        self.verbose_interval = verbose_interval
+
+    def _reset(self, X, from_partial_fit=False):
+        """Start a new stream: draw the features, every weight at zero."""
+        if self.gamma == "scale":
+            _warn_if_scale_is_unreliable(X, from_partial_fit)
+        self.gamma_ = resolve_gamma(self.gamma, X)
+        rng = check_random_state(self.random_state)
+        D = self.budget
+        # Kept outside the state: never changed in place, so a call's undo
+        # record need not copy them.
+        self.random_weights_ = rng.normal(0.0, np.sqrt(2.0 * self.gamma_), (X.shape[1], D))
+        self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, D)
+        self._state = self._new_state(D)
+        self._stream_config = {name: getattr(self, name) for name in self._stream_params}
+
+    def _play_block(self, X, cls, sw, index, calibrate):
+        Z = fourier_features(X, self.random_weights_, self.random_offset_)
+        self._hinge_rounds(Z, cls, sw, calibrate, self._state["w"], self._state.get("acc"))
+
+    def _publish(self):
+        state = self._state
+        if self.average:
+            self.coef_ = _averaged(state["w"], state["acc"], int(state["counters"][0]))
+        else:
+            self.coef_ = state["w"].copy()
+
+    def _scores(self, X):
+        Z = fourier_features(X, self.random_weights_, self.random_offset_)
+        return Z @ self.coef_.T

@@ -1,0 +1,291 @@
+"""Online gradient descent on the hinge loss in an explicit feature space.
+
+The common part of :class:`~sklearn_budget.FourierOnlineClassifier` and
+:class:`~sklearn_budget.NystroemOnlineClassifier` (Lu, Hoi, Wang, Zhao and
+Liu, "Large Scale Online Kernel Learning", JMLR 17(47), 2016): each maps a
+row ``x`` to ``budget``-sized features ``z(x)`` and plays the linear rounds
+``w_k <- w_k + eta y_k z(x)`` whenever ``y_k w_k . z(x) < 1``. The features
+are computed per block of rows with BLAS; the rounds are played one after
+the other in compiled code (``sklearn_budget._ogd``).
+"""
+
+# Authors: The sklearn-budget developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import _DOC_LINK_TEMPLATE
+from ._calibration import MARGIN_BINS, fit_scale, log_probabilities, new_bins, record_margins
+from ._ogd import hinge_rounds
+from ._stream import _OnlineStreamMixin
+from ._transaction import published
+from ._validation import _lean_labels, _lean_rows
+
+# Rows whose features are computed at once (a block of n x budget values).
+_BLOCK_SIZE = 1024
+
+# Progressive margins beyond this size are recorded at it (the bins of the
+# probability scale end at 1e12).
+_MARGIN_CAP = 1e12
+
+_NO_ARRAY = np.empty((0, 0))
+_NO_MARGINS = np.empty(0)
+
+
+def _averaged(w, acc, t):
+    """The average of the hypotheses of rounds ``1 .. t``: ``(t w - acc) / t``
+    (see ``sklearn_budget._ogd``)."""
+    return w - acc / t if t > 0 else w.copy()
+
+
+class _BinUndo:
+    """The undo of the bins of the margins that a few rounds change.
+
+    Registered with the call's transaction, it puts back the bins of the
+    rounds' margins (the lazy state arrays ``cal_*`` are not copied then).
+    """
+
+    def __init__(self, state, transaction):
+        self.state, self.transaction = state, transaction
+
+    def keep(self, cls, margins):
+        """Keep the bins that the rounds of classes ``cls`` and ``margins`` change."""
+        counts, sums, totals = (self.state[k] for k in ("cal_counts", "cal_sums", "cal_n"))
+        for c, b in zip(cls.tolist(), MARGIN_BINS.bins_of(margins).tolist()):
+            saved = (counts[c, b], sums[c, b], totals[c])
+
+            def undo(c=c, b=b, saved=saved):
+                counts[c, b], sums[c, b], totals[c] = saved
+
+            self.transaction.on_undo(undo)
+
+
+class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimator):
+    """Hinge-loss online gradient descent on features of a fixed size.
+
+    Subclasses define ``_reset(X, from_partial_fit)`` (a new stream, its
+    state from :meth:`_new_state`), ``_play_block(X, cls, sw, index,
+    calibrate)`` (a block of rounds, through :meth:`_hinge_rounds`),
+    ``_publish()`` (the fitted attributes) and ``_scores(X)``.
+    """
+
+    _doc_link_module = "sklearn_budget"
+    _doc_link_template = _DOC_LINK_TEMPLATE
+
+    _parameter_constraints: dict = {
+        "budget": [Interval(Integral, 1, None, closed="left")],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
+        "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0.0, None, closed="left"), None],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "shuffle": ["boolean"],
+        "average": ["boolean"],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "warm_start": ["boolean"],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "verbose_interval": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    # The state's counters: rounds, mistakes, updates of the epoch.
+    _counter_index = (0, 1, 2)
+
+    # The bins of the margins are copied for a call's undo record only when
+    # the rounds change them.
+    _lazy_undo_prefixes = ("cal_",)
+
+    def _n_outputs(self):
+        return 1 if len(self.classes_) == 2 else len(self.classes_)
+
+    def _new_state(self, n_weights):
+        """The state of a new stream with ``n_weights`` weights per output."""
+        shape = (self._n_outputs(), n_weights)
+        state = {
+            "w": np.zeros(shape),
+            "counters": np.zeros(3, dtype=np.int64),  # rounds, mistakes, updates
+            **new_bins(len(self.classes_)),
+        }
+        if self.average:
+            state["acc"] = np.zeros(shape)
+        return state
+
+    def _play(self, X, y, w, index=None, on_block=None, calibrate=True):
+        """Play the rounds ``(X[i], y[i])`` in order, by blocks of rows."""
+        if calibrate:
+            self._before_change("cal_")
+        for start in range(0, X.shape[0], _BLOCK_SIZE):
+            sl = slice(start, start + _BLOCK_SIZE)
+            ids = None if index is None else index[sl]
+            self._play_block(
+                X[sl], np.ascontiguousarray(y[sl], dtype=np.int64), w[sl], ids, calibrate
+            )
+            if on_block is not None:
+                on_block()
+
+    def _partial_fit_one_row(self, X, y, classes):
+        """A one-row ``partial_fit`` call without the plumbing of blocks.
+
+        Only for input that validation would not change (the lean bypass of
+        ``sklearn_budget._validation``); anything else, and a first call,
+        goes through the full path and its messages. Returns whether it
+        played the row.
+        """
+        if not (type(X) is np.ndarray and X.shape[0] == 1 and _lean_rows(self, X)):
+            return False
+        labels = _lean_labels(self, y, classes, 1)
+        if labels is None or not labels[1][0] > 0:
+            return False
+        with self._transaction(deep=True) as transaction:
+            self._validate_params()
+            self._check_stream_continues()
+            cls = labels[0].astype(np.int64, copy=False)
+            index = self._stream_index(1)
+            # The row changes one bin of the margins: its undo keeps that
+            # bin's values rather than a copy of every bin.
+            self._play_block(X, cls, labels[1], index, _BinUndo(self._state, transaction))
+            self.n_iter_ = 1
+            self._end_of_call(1)
+        return True
+
+    def _hinge_rounds(self, Z, cls, sw, calibrate, W, acc, start=0, stop=None, **kernel_mode):
+        """Play rows ``start .. stop`` of the features ``Z`` on the weights ``W``
+        (``acc``: the sums of the average, or None), recording their margins
+        (``calibrate``: True, or a :class:`_BinUndo` to tell first) and
+        counting them; returns the row after the last one played (see
+        ``_ogd.hinge_rounds``)."""
+        state = self._state
+        t0 = int(state["counters"][0])
+        margins = np.zeros(Z.shape[0]) if calibrate else _NO_MARGINS
+        end, mistakes, updates = hinge_rounds(
+            np.ascontiguousarray(Z, dtype=np.float64),
+            cls,
+            sw,
+            W,
+            _NO_ARRAY if acc is None else acc,
+            float(self.learning_rate),
+            t0 - start,
+            margins,
+            start,
+            Z.shape[0] if stop is None else stop,
+            **kernel_mode,
+        )
+        if calibrate and end > start:
+            rounds = np.arange(t0 + 1, t0 + 1 + end - start, dtype=np.float64)
+            m = np.clip(margins[start:end], -_MARGIN_CAP, _MARGIN_CAP)
+            if isinstance(calibrate, _BinUndo):
+                calibrate.keep(cls[start:end], m)
+            record_margins(state, m, cls[start:end], sw[start:end], rounds)
+        state["counters"] += (end - start, mistakes, updates)
+        return end
+
+    # ------------------------------------------------------------------
+    # The fitted model
+    # ------------------------------------------------------------------
+    def _end_of_call(self, n_rows):
+        self.n_mistakes_ = int(self._state["counters"][1])
+        self._publish()
+
+    @property
+    def proba_scale_(self):
+        # Fitted to the bins of the margins on first access after a call
+        # that changed them, and cached beside the estimator.
+        if "_state" not in vars(self):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute 'proba_scale_'")
+        cache = published(self)
+        if "proba_scale_" not in cache:
+            cache["proba_scale_"] = fit_scale(self._state)
+        return cache["proba_scale_"]
+
+    def _checked_scores(self, X):
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return self._scores(X)
+
+    def decision_function(self, X):
+        """Scores of the fitted hypothesis.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The score for two classes (positive means ``classes_[1]``), one
+            column per class otherwise.
+        """
+        scores = self._checked_scores(X)
+        return scores[:, 0] if len(self.classes_) == 2 else scores
+
+    def predict(self, X):
+        """Predict class labels for samples in X.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the score is positive and ``classes_[0]``
+            otherwise (two classes); the class of the largest score otherwise.
+        """
+        scores = self._checked_scores(X)
+        if len(self.classes_) == 2:
+            return self.classes_[(scores[:, 0] > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def predict_proba(self, X):
+        """Probability estimates from the progressive margins of the stream.
+
+        Every round's margin is computed before the round's update, so it
+        is out of sample; ``proba_scale_`` is fitted on them by maximum
+        likelihood (the first epoch only, in ``fit``), as for the other
+        estimators of the package. The probabilities are ``sigmoid(a f(x))``
+        for two classes and ``softmax(a f(x))`` otherwise, ``f`` the
+        scores of :meth:`decision_function`, so that they agree with
+        :meth:`predict`. With ``average=True`` the margins are still those
+        of the hypotheses played online.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class, in the order of ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class, in the order of ``classes_``.
+        """
+        scores = self._checked_scores(X)
+        z = self.proba_scale_ * scores
+        binary = len(self.classes_) == 2
+        return log_probabilities(z[:, 0] if binary else z, binary)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,338 @@
+"""FourierOnlineClassifier (FOGD) and NystroemOnlineClassifier (NOGD).
+
+Each is checked against a per-sample reference written here as plainly as
+possible (a loop over rows, the features and the kernel from their
+formulas), on the same stream: the same features or landmarks, the same
+hypotheses, the same mistakes.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_budget import FourierOnlineClassifier, NystroemOnlineClassifier
+
+
+def _data(n=300, d=3, n_classes=2, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    r = np.hypot(X[:, 0], X[:, 1])
+    y = (r > 1.2).astype(int) if n_classes == 2 else np.digitize(X[:, 0], [-0.5, 0.5])
+    flip = rng.rand(n) < 0.05
+    y[flip] = (y[flip] + 1) % n_classes
+    return X, y
+
+
+def _labels(y, classes):
+    """+-1 labels of each output: one row for two classes, one per class otherwise."""
+    c = np.searchsorted(classes, y)
+    if len(classes) == 2:
+        return (2.0 * c - 1.0)[None, :]
+    return np.where(c == np.arange(len(classes))[:, None], 1.0, -1.0)
+
+
+def _is_mistake(s, Yi):
+    if len(s) == 1:
+        return Yi[0] * s[0] <= 0
+    true = int(np.argmax(Yi))
+    return any(s[k] >= s[true] for k in range(len(s)) if k != true)
+
+
+def _ogd_reference(Z, Y, eta, w=None):
+    """Hinge OGD on the feature rows ``Z``: the final weights, the average of
+    the hypotheses of the rounds, the mistakes, and the closest margin to 1."""
+    n_out = Y.shape[0]
+    w = np.zeros((n_out, Z.shape[1])) if w is None else w.copy()
+    total, mistakes, closest = np.zeros_like(w), 0, np.inf
+    for i in range(Z.shape[0]):
+        total += w
+        s = np.array([sum(w[k, j] * Z[i, j] for j in range(Z.shape[1])) for k in range(n_out)])
+        mistakes += _is_mistake(s, Y[:, i])
+        for k in range(n_out):
+            closest = min(closest, abs(Y[k, i] * s[k] - 1))
+            if Y[k, i] * s[k] < 1:
+                w[k] += eta * Y[k, i] * Z[i]
+    return w, total, mistakes, closest
+
+
+def _fourier_reference(X, y, classes, W, b, eta):
+    D = W.shape[1]
+    Z = np.array([[np.sqrt(2.0 / D) * np.cos(x @ W[:, j] + b[j]) for j in range(D)] for x in X])
+    return _ogd_reference(Z, _labels(y, classes), eta)
+
+
+def _rbf(a, c, gamma):
+    return np.exp(-gamma * np.sum((a - c) ** 2))
+
+
+def _nystroem_reference(X, y, classes, budget, k, gamma, eta):
+    """NOGD: kernel OGD adding each margin error until ``budget`` landmarks,
+    then OGD on the rank-``k`` Nystroem map. Returns the landmarks' rows,
+    the final dual coefficients, the mistakes and the closest margin to 1."""
+    Y = _labels(y, classes)
+    n_out = Y.shape[0]
+    members, alpha, mistakes, closest = [], [], 0, np.inf
+    i = 0
+    while i < len(X) and len(members) < budget:
+        kx = np.array([_rbf(X[m], X[i], gamma) for m in members])
+        s = np.array([np.dot(alpha_k, kx) if members else 0.0 for alpha_k in np.array(alpha).T])
+        s = s if members else np.zeros(n_out)
+        mistakes += _is_mistake(s, Y[:, i])
+        closest = min(closest, np.min(np.abs(Y[:, i] * s - 1)))
+        if np.any(Y[:, i] * s < 1):
+            members.append(i)
+            alpha.append(np.where(Y[:, i] * s < 1, eta * Y[:, i], 0.0))
+        i += 1
+    alpha = np.array(alpha).T  # (n_out, members)
+    if len(members) < budget:
+        return np.array(members), alpha, mistakes, closest
+    L = X[members]
+    G = np.array([[_rbf(a, c, gamma) for c in L] for a in L])
+    d, V = np.linalg.eigh(G)
+    top = np.argsort(d)[::-1][:k]
+    d, V = d[top], V[:, top]
+    Z = np.array([[_rbf(a, c, gamma) for c in L] for a in X[i:]]) @ V / np.sqrt(d)
+    w0 = alpha @ V * np.sqrt(d)
+    w, _, more, close = _ogd_reference(Z, Y[:, i:], eta, w0)
+    return np.array(members), w @ (V / np.sqrt(d)).T, mistakes + more, min(closest, close)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_fourier_matches_the_reference(n_classes):
+    X, y = _data(120, n_classes=n_classes)
+    clf = FourierOnlineClassifier(budget=40, gamma=0.5, learning_rate=0.7, random_state=0)
+    clf.partial_fit(X, y, classes=np.unique(y))
+    W, b = clf.random_weights_, clf.random_offset_
+    w, total, mistakes, closest = _fourier_reference(X, y, clf.classes_, W, b, 0.7)
+    assert closest > 1e-8  # no hinge decision within round-off of the threshold
+    np.testing.assert_allclose(clf.coef_, w, rtol=1e-10, atol=1e-12)
+    assert clf.n_mistakes_ == mistakes
+    avg = FourierOnlineClassifier(
+        budget=40, gamma=0.5, learning_rate=0.7, random_state=0, average=True
+    ).partial_fit(X, y, classes=np.unique(y))
+    np.testing.assert_array_equal(avg.random_weights_, W)
+    np.testing.assert_allclose(avg.coef_, total / len(X), rtol=1e-10, atol=1e-12)
+
+
+def test_fourier_features_are_drawn_as_stated():
+    X, y = _data(50, d=4)
+    clf = FourierOnlineClassifier(budget=5000, gamma=0.3, random_state=0).fit(X, y)
+    W, b = clf.random_weights_, clf.random_offset_
+    assert W.shape == (4, 5000) and b.shape == (5000,)
+    # N(0, 2 gamma): variance 0.6, estimated on 20,000 draws (std error ~0.006).
+    assert abs(W.var() - 0.6) < 0.03 and abs(W.mean()) < 0.02
+    assert b.min() >= 0 and b.max() <= 2 * np.pi
+    # z(x) . z(x') estimates the rbf kernel, with error O(1 / sqrt(D)).
+    Z = np.sqrt(2.0 / 5000) * np.cos(X[:6] @ W + b)
+    K = np.exp(-0.3 * ((X[:6, None, :] - X[None, :6, :]) ** 2).sum(-1))
+    assert np.abs(Z @ Z.T - K).max() < 0.1
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_nystroem_matches_the_reference(n_classes):
+    X, y = _data(150, n_classes=n_classes)
+    clf = NystroemOnlineClassifier(budget=20, n_components=6, gamma=0.5, learning_rate=0.7)
+    clf.partial_fit(X, y, classes=np.unique(y))
+    members, dual, mistakes, closest = _nystroem_reference(X, y, clf.classes_, 20, 6, 0.5, 0.7)
+    assert closest > 1e-8
+    assert len(members) == 20  # the stream reaches the second phase
+    np.testing.assert_array_equal(clf.support_, members)
+    np.testing.assert_array_equal(clf.support_vectors_, X[members])
+    np.testing.assert_allclose(clf.dual_coef_, dual, rtol=1e-8, atol=1e-10)
+    assert clf.n_mistakes_ == mistakes and clf.n_components_ == 6
+
+
+def test_nystroem_before_the_budget_is_a_kernel_expansion():
+    X, y = _data(30)
+    clf = NystroemOnlineClassifier(budget=500, gamma=0.5, learning_rate=0.7)
+    clf.partial_fit(X, y, classes=[0, 1])
+    members, dual, mistakes, _ = _nystroem_reference(X, y, clf.classes_, 500, 100, 0.5, 0.7)
+    np.testing.assert_array_equal(clf.support_, members)
+    np.testing.assert_allclose(clf.dual_coef_, dual, rtol=1e-12)
+    assert clf.n_mistakes_ == mistakes and clf.n_components_ == 0
+
+
+def test_nystroem_with_full_rank_carries_the_expansion_over():
+    # k = budget: the weights in the Nystroem space are the same function.
+    X, y = _data(200)
+    clf = NystroemOnlineClassifier(budget=15, n_components=15, gamma=0.5, learning_rate=0.5)
+    clf.partial_fit(X[:60], y[:60], classes=[0, 1])
+    # The switch happened within the call (15 margin errors in 60 rows).
+    assert clf.n_components_ == 15 and len(clf.support_) == 15
+    members, dual, _, _ = _nystroem_reference(X[:60], y[:60], clf.classes_, 15, 15, 0.5, 0.5)
+    np.testing.assert_array_equal(clf.support_, members)
+    np.testing.assert_allclose(clf.dual_coef_, dual, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [FourierOnlineClassifier, NystroemOnlineClassifier])
+@pytest.mark.parametrize("average", [False, True])
+def test_a_stream_split_into_calls_is_one_stream(cls, average):
+    X, y = _data(3000)
+    params = dict(budget=30, gamma=0.5, average=average, random_state=0)
+    whole = cls(**params).partial_fit(X, y, classes=[0, 1])
+    parts = cls(**params)
+    for a, b in [(0, 1), (1, 37), (37, 1500), (1500, 2999), (2999, 3000)]:
+        parts.partial_fit(X[a:b], y[a:b], classes=[0, 1])
+    assert parts.n_mistakes_ == whole.n_mistakes_
+    # The features of a row are computed one row at a time, whatever its
+    # block: the same model to the last bit.
+    for name in ("coef_", "dual_coef_", "support_"):
+        if hasattr(whole, name):
+            np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name))
+    assert parts.proba_scale_ == whole.proba_scale_
+    # fit with one epoch, unshuffled, is the same stream.
+    fitted = cls(**params, max_iter=1, shuffle=False).fit(X, y)
+    assert fitted.n_mistakes_ == whole.n_mistakes_
+
+
+def test_nystroem_keeps_within_the_budget_and_each_row_once():
+    X, y = _data(60)
+    clf = NystroemOnlineClassifier(budget=40, gamma=0.5, max_iter=20, tol=None).fit(X, y)
+    assert len(clf.support_) <= 40 and clf.support_vectors_.shape[0] == len(clf.support_)
+    assert len(np.unique(clf.support_)) == len(clf.support_)
+    np.testing.assert_array_equal(clf.support_vectors_, X[clf.support_])
+    big = NystroemOnlineClassifier(budget=25, gamma=0.5).fit(*_data(2000))
+    assert len(big.support_) == 25 and big.dual_coef_.shape == (1, 25)
+    assert big.n_components_ == 25  # the rank is the budget by default
+
+
+@pytest.mark.parametrize("cls", [FourierOnlineClassifier, NystroemOnlineClassifier])
+def test_a_failing_call_changes_nothing(cls, monkeypatch):
+    X, y = _data(3000)
+    clf = cls(budget=30, gamma=0.5, average=True, random_state=0)
+    clf.partial_fit(X[:500], y[:500], classes=[0, 1])
+    before = {k: v.copy() for k, v in clf._state.items()}
+    attrs = dict(vars(clf))
+    scale = clf.proba_scale_
+    with pytest.raises(ValueError, match="not in classes"):
+        clf.partial_fit(X[500:], np.where(y[500:] == 1, 7, 0))
+    X_bad = X[500:].copy()
+    X_bad[-1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.partial_fit(X_bad, y[500:])
+    # An interruption after the first block of rows was played.
+    played = []
+    original = cls._play_block
+
+    def interrupted(self, *args):
+        if played:
+            raise KeyboardInterrupt
+        played.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(cls, "_play_block", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        clf.partial_fit(X[500:], y[500:])
+    assert played
+    monkeypatch.setattr(cls, "_play_block", original)
+    assert set(clf._state) == set(before)
+    for k, v in before.items():
+        np.testing.assert_array_equal(clf._state[k], v)
+    assert set(vars(clf)) == set(attrs)
+    assert clf.proba_scale_ == scale
+    for name in ("coef_", "dual_coef_", "support_", "n_mistakes_"):
+        if name in attrs:
+            np.testing.assert_array_equal(getattr(clf, name), attrs[name])
+
+
+@pytest.mark.parametrize("cls", [FourierOnlineClassifier, NystroemOnlineClassifier])
+def test_sparse_input_learns_as_dense(cls):
+    X, y = _data(600)
+    X[np.abs(X) < 0.5] = 0.0
+    dense = cls(budget=30, gamma=0.5, random_state=0).partial_fit(X, y, classes=[0, 1])
+    Xs = sp.csr_matrix(X)
+    kept = Xs.copy()
+    sparse = cls(budget=30, gamma=0.5, random_state=0).partial_fit(Xs, y, classes=[0, 1])
+    assert sparse.n_mistakes_ == dense.n_mistakes_
+    if cls is FourierOnlineClassifier:
+        # A sparse row's features are those of its dense copy, bit for bit.
+        np.testing.assert_array_equal(sparse.coef_, dense.coef_)
+    else:
+        # pairwise_kernels on sparse rows rounds otherwise than the compiled
+        # dense formulas (1e-16 relative per kernel value); the reference's
+        # margins stay 1e-8 away from the hinge threshold on this stream.
+        labels = np.array([0, 1])
+        *_, closest = _nystroem_reference(X, y, labels, 30, 6, 0.5, dense.learning_rate)
+        assert closest > 1e-8
+        np.testing.assert_allclose(sparse.dual_coef_, dense.dual_coef_, rtol=1e-8, atol=1e-10)
+        np.testing.assert_array_equal(sparse.support_, dense.support_)
+    np.testing.assert_array_equal(sparse.predict(Xs), dense.predict(X))
+    assert (Xs != kept).nnz == 0  # the caller's matrix is not modified
+
+
+@pytest.mark.parametrize("cls", [FourierOnlineClassifier, NystroemOnlineClassifier])
+def test_multiclass_probabilities_and_arrays_untouched(cls):
+    X, y = _data(900, n_classes=3)
+    X0, y0 = X.copy(), y.copy()
+    clf = cls(budget=60, gamma=0.5, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+    assert clf.score(X, y) > 0.85
+    proba = clf.predict_proba(X)
+    assert proba.shape == (900, 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X))
+    assert clf.decision_function(X).shape == (900, 3)
+
+
+def test_nystroem_rejects_a_rank_above_the_budget():
+    X, y = _data(50)
+    with pytest.raises(ValueError, match="at most budget"):
+        NystroemOnlineClassifier(budget=10, n_components=11).fit(X, y)
+
+
+def test_sample_weight_scales_the_step():
+    X, y = _data(200)
+    a = FourierOnlineClassifier(budget=20, gamma=0.5, learning_rate=0.4, random_state=0)
+    b = FourierOnlineClassifier(budget=20, gamma=0.5, learning_rate=0.2, random_state=0)
+    a.partial_fit(X, y, classes=[0, 1], sample_weight=np.full(200, 0.5))
+    b.partial_fit(X, y, classes=[0, 1], sample_weight=np.ones(200))
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [FourierOnlineClassifier, NystroemOnlineClassifier])
+def test_one_row_calls_are_one_stream(cls, monkeypatch):
+    X, y = _data(120, n_classes=3)
+    params = dict(budget=15, gamma=0.5, average=True, random_state=0)
+    whole = cls(**params).partial_fit(X, y, classes=[0, 1, 2])
+    rows = cls(**params).partial_fit(X[:1], y[:1], classes=[0, 1, 2])
+    # Every later call is played on the one-row path, not through the blocks.
+    monkeypatch.setattr(cls, "_play", None)
+    for i in range(1, len(X)):
+        rows.partial_fit(X[i : i + 1], y[i : i + 1])
+    for name in ("coef_", "dual_coef_", "support_", "n_mistakes_"):
+        if hasattr(whole, name):
+            np.testing.assert_array_equal(getattr(rows, name), getattr(whole, name))
+    assert rows.proba_scale_ == whole.proba_scale_
+    # A row the path does not take (a list) goes through validation.
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="not in classes"):
+        rows.partial_fit(X[:1].tolist(), [5])
+
+
+@pytest.mark.parametrize("cls", [FourierOnlineClassifier, NystroemOnlineClassifier])
+def test_an_interrupted_one_row_call_changes_nothing(cls, monkeypatch):
+    X, y = _data(200, n_classes=3)
+    clf = cls(budget=15, gamma=0.5, average=True, random_state=0)
+    clf.partial_fit(X[:100], y[:100], classes=[0, 1, 2])
+    for i in (100, 101):  # NOGD: in the Nystroem phase
+        before = {k: v.copy() for k, v in clf._state.items()}
+        attrs = dict(vars(clf))
+
+        def interrupt(self, n_rows):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(cls, "_end_of_call", interrupt)
+        with pytest.raises(KeyboardInterrupt):
+            clf.partial_fit(X[i : i + 1], y[i : i + 1])
+        monkeypatch.undo()
+        assert set(clf._state) == set(before) and set(vars(clf)) == set(attrs)
+        for k, v in before.items():
+            np.testing.assert_array_equal(clf._state[k], v)
+        # The row was played, then undone: playing it again gives the model
+        # of an uninterrupted stream.
+        clf.partial_fit(X[i : i + 1], y[i : i + 1])
+    whole = cls(budget=15, gamma=0.5, average=True, random_state=0)
+    whole.partial_fit(X[:102], y[:102], classes=[0, 1, 2])
+    for k, v in whole._state.items():
+        np.testing.assert_array_equal(clf._state[k], v)
