@@ -231,11 +231,14 @@ def test_a_one_row_call_that_fails_after_its_update_is_undone(average, monkeypat
 
     monkeypatch.setattr(FIFOBudgetPerceptron, "_record_margins", record)
     wrong = np.where(y == classes[0], classes[1], classes[0])
+    # Averaged models record the margins of every fourth round of the stream.
+    every = 4 if est._averages else 1
     for i in range(40, 80):
         before = state(est)
-        with pytest.raises(_Failure):
-            est.partial_fit(X[i : i + 1], wrong[i : i + 1])  # a mistake: an update
-        assert state(est) == before
+        if (i + 1) % every == 0:
+            with pytest.raises(_Failure):
+                est.partial_fit(X[i : i + 1], wrong[i : i + 1])  # a mistake: an update
+            assert state(est) == before
         est.partial_fit(X[i : i + 1], y[i : i + 1])
     assert on_path(est)
     monkeypatch.undo()
