@@ -237,7 +237,11 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
                 rows = np.concatenate([r for r, _ in scored])
                 margins = np.concatenate([m for _, m in scored])
                 cls, rounds = cls[rows], rounds[rows]
-                weights = est._average_every * weights[rows]
+                # Each recorded round stands for the rounds between two records;
+                # a weight near the float64 limit saturates to inf, as the bins'
+                # sums of such weights do.
+                with np.errstate(over="ignore"):
+                    weights = est._average_every * weights[rows]
             else:
                 margins = engine.margins(b)
             est._before_change("cal_")
