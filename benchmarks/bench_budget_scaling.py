@@ -26,7 +26,14 @@ Run with one BLAS thread, for example::
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_budget_scaling.py --accuracy
 
 ``--quick``: budgets 100, 500 and 1000 only; ``--dense``: the a9a rows as a
-dense array (the direct kernel path where it pays) instead of CSR.
+dense array (the direct kernel path where it pays) instead of CSR;
+``--plot FILE``: both layouts, one after the other, and a log-log figure of
+the microseconds per round (fit time over rows) against the budget, of the
+averaged fit, the last hypothesis, the kernel values alone and the Nystroem
+pipeline, saved to FILE (needs matplotlib); the figure of the documentation::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_budget_scaling.py \\
+        --plot doc/images/budget_scaling.png
 """
 
 import argparse
@@ -62,6 +69,7 @@ def _kernel_alone(X, budget):
 
 
 def scaling(budgets, n_rows, dense):
+    """Print the table for one layout and return its microseconds per round."""
     X, y = fetch_a9a(data_home=DATA_HOME, download_if_missing=False, return_X_y=True)
     X, y = X[:n_rows], y[:n_rows]
     Xt = X[-1000:]
@@ -72,6 +80,7 @@ def scaling(budgets, n_rows, dense):
         f"{'budget':>7} {'last s':>8} {'avg s':>8} {'avg/last':>9} {'kernel s':>9} "
         f"{'nystroem s':>11} {'1st predict ms':>15} {'2nd predict ms':>15}"
     )
+    curves = {"avg": [], "last": [], "kernel": [], "nystroem": []}
     for budget in budgets:
         kw = dict(gamma=GAMMA, max_iter=1, random_state=0)
         t_last, _ = _timed(lambda: Forgetron(budget=budget, average=False, **kw).fit(X, y))
@@ -86,8 +95,41 @@ def scaling(budgets, n_rows, dense):
         t_nys, _ = _timed(lambda: nystroem.fit(X, y))
         print(
             f"{budget:>7} {t_last:>8.2f} {t_avg:>8.2f} {t_avg / t_last:>9.2f} {t_kernel:>9.2f} "
-            f"{t_nys:>11.2f} {1e3 * first:>15.1f} {1e3 * second:>15.1f}"
+            f"{t_nys:>11.2f} {1e3 * first:>15.1f} {1e3 * second:>15.1f}",
+            flush=True,
         )
+        for key, seconds in zip(curves, (t_avg, t_last, t_kernel, t_nys)):
+            curves[key].append(1e6 * seconds / n_rows)
+    return curves
+
+
+def plot(budgets, n_rows, path):
+    """Draw microseconds per round against the budget, CSR and dense, log-log."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = {
+        "avg": "averaged (default)",
+        "last": "last hypothesis",
+        "kernel": "kernel values alone",
+        "nystroem": "Nystroem + SGD, one pass",
+    }
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, dense in zip(axes, (False, True)):
+        curves = scaling(budgets, n_rows, dense)
+        for key, marker in zip(labels, "osv^"):
+            ax.loglog(budgets, curves[key], marker=marker, label=labels[key])
+        ax.set_title(f"a9a, {n_rows:,} rows, {'dense' if dense else 'sparse (CSR)'}")
+        ax.set_xlabel("budget")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("microseconds per round")
+    axes[0].legend()
+    fig.suptitle(f"Forgetron(gamma={GAMMA}), one pass")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print(f"saved {path}")
 
 
 def _sets():
@@ -126,11 +168,15 @@ def main():
     parser.add_argument("--dense", action="store_true", help="dense rows instead of CSR")
     parser.add_argument("--rows", type=int, default=12_000, help="rows of a9a (default 12000)")
     parser.add_argument("--accuracy", action="store_true", help="the accuracy table instead")
+    parser.add_argument("--plot", metavar="FILE", help="both layouts, drawn to FILE")
     args = parser.parse_args()
     if args.accuracy:
         accuracy([100, 500])
         return
     budgets = [100, 500, 1000] if args.quick else [100, 500, 1000, 2000, 4000]
+    if args.plot:
+        plot(budgets, args.rows, args.plot)
+        return
     scaling(budgets, args.rows, args.dense)
 
 
