@@ -26,8 +26,10 @@ for member ``j`` of the model the shards started from when it is not a row
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import solve_triangular
 from sklearn.base import clone
 
+from ._averaging import _kernel_block
 from ._averaging import compress as _compress
 from ._calibration import new_bins
 from ._dense_rows import KERNEL_CODES
@@ -177,19 +179,62 @@ def make_kernel(estimator):
     return kernel, code
 
 
+#: A mixed member within this fraction of ``k(x, x)`` (squared) of the span
+#: of the members before it is projected onto them: 100 times the
+#: tolerance at which the rules that keep a factor of their members' Gram
+#: matrix (the Projectrons, budgeted SGD's projection) refuse to load one.
+_MIXING_DEPENDENCE_RTOL = 1e-8
+
+
 def compress(kernel, kernel_code, rows, coef, keys, budget):
     """The expansion ``(rows, coef, keys)`` brought within ``budget`` members.
 
     By the compression of the pool of the bounded average
     (:func:`~sklearn_budget._averaging.compress`): a subset chosen by
     kernel matching pursuit or by the size of each member's function, its
-    coefficients refitted by least squares to the whole expansion. Returns
-    ``(rows, coef, keys)`` of the kept members, in their order in the input.
+    coefficients refitted by least squares to the whole expansion; then
+    :func:`independent`. Returns ``(rows, coef, keys)`` of the kept
+    members, in their order in the input.
     """
     rows, coef, keys = _compress(
         rows, np.ascontiguousarray(coef.T), keys, kernel, kernel_code, budget
     )
-    return rows, np.ascontiguousarray(coef.T), np.asarray(keys).copy()
+    return independent(kernel, kernel_code, rows, np.ascontiguousarray(coef.T), keys)
+
+
+def independent(kernel, kernel_code, rows, coef, keys):
+    """The expansion with no member in the span of the members before it.
+
+    Each member whose squared distance to the span of the earlier kept ones
+    is at most ``_MIXING_DEPENDENCE_RTOL k(x, x)`` is projected onto them,
+    as the rules that keep a factor project such a row: its coefficients
+    are added to theirs through the projection of ``k(x, .)``, which moves
+    the function by at most ``1e-4 ||coef|| sqrt(k(x, x))``, and it is
+    dropped. Every mixed model can then be loaded by every rule.
+    ``coef``: shape (n_rows, n_members).
+    """
+    m = rows.shape[0]
+    K = _kernel_block(kernel, kernel_code, rows, rows) if m > 1 else None
+    if K is None or not np.all(np.diag(K) > 0):
+        # One member, or a kernel that is not positive definite (which the
+        # rules that keep a factor refuse): nothing to project onto.
+        return rows, coef, np.asarray(keys).copy()
+    coef = np.array(coef, dtype=np.float64)
+    L = np.zeros((m, m))
+    kept = []
+    for i in range(m):
+        k = len(kept)
+        z = solve_triangular(L[:k, :k], K[kept, i], lower=True) if k else np.zeros(0)
+        delta2 = K[i, i] - z @ z
+        if delta2 > _MIXING_DEPENDENCE_RTOL * K[i, i]:
+            L[k, :k], L[k, k] = z, np.sqrt(delta2)
+            kept.append(i)
+        else:
+            # P k(x_i, .) = sum_j beta_j k(x_j, .) over the kept j: beta = K_kk^-1 K_k,i.
+            beta = solve_triangular(L[:k, :k].T, z, lower=False)
+            coef[:, kept] += coef[:, [i]] * beta
+    kept = np.asarray(kept, dtype=np.intp)
+    return rows[kept], np.ascontiguousarray(coef[:, kept]), np.asarray(keys)[kept].copy()
 
 
 def next_start(rows, coef, keys, rounds, rule_state, n_total):

@@ -618,3 +618,29 @@ def test_dask_array_needs_its_chunks_as_shards(client):
     with pytest.raises(ValueError, match="its 4 chunks of rows"):
         clf.fit(da.from_array(X, chunks=25), da.from_array(y, chunks=25))
     assert not hasattr(clf, "n_features_in_")
+
+
+def test_a_mixed_model_has_no_member_in_the_span_of_the_others():
+    # Near-duplicate rows (1e-7 apart) with large cancelling coefficients:
+    # the compression may keep both, whose Gram matrix is then singular to
+    # the rules that keep a factor of it (budgeted SGD's projection, the
+    # Projectrons). The second is projected onto the first and dropped; the
+    # function moves by at most 1e-4 |coef| sqrt(k(x, x)) per dropped member.
+    rng = np.random.RandomState(0)
+    base = rng.randn(6, 2)
+    rows = np.vstack([base, base[:3] + 1e-7])
+    coef = rng.randn(1, 9) * 100.0
+    keys = np.arange(9)
+    kernel, code = _mixing.make_kernel(
+        BudgetedSGDClassifier(budget=20, maintenance="projection", gamma=GAMMA)
+    )
+    out_rows, out_coef, out_keys = _mixing.compress(kernel, code, rows, coef, keys, 20)
+    assert len(out_keys) == 6
+    np.testing.assert_array_equal(out_keys, np.arange(6))
+    gram = rbf_kernel(out_rows, gamma=GAMMA)
+    BudgetedSGDClassifier._load_factor(gram, 1e-10)  # raises if a member is in the span
+    grid = rng.randn(50, 2)
+    before = rbf_kernel(grid, rows, gamma=GAMMA) @ coef.T
+    after = rbf_kernel(grid, out_rows, gamma=GAMMA) @ out_coef.T
+    bound = 3 * 1e-4 * np.abs(coef).max()
+    assert np.abs(after - before).max() <= bound
