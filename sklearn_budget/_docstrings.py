@@ -245,18 +245,6 @@ def _last_by_default(doc, reason):
     return doc.rstrip() + "\n" + reason.rstrip() + "\n"
 
 
-# Why the learners that never remove a member kept average=False: the
-# measurement, for their docstrings.
-_AVERAGE_UNCHANGED = """\
-        False, the algorithm as published, is kept as the default; in a
-        measurement of both settings (test accuracy of the default
-        instances on Banana, Waveform, DNA, Satimage, Pendigits and USPS 0
-        against the rest, seeds 0 and 1;
-        ``benchmarks/bench_convergence.py --part b``) ``average=True`` was
-        never more than 0.3 points less accurate, and up to {gain} points
-        more ({where}): worth trying."""
-
-
 _VOTE_AVERAGE_DOC = """
     average : bool or 'vote', default=False
         The online-to-batch conversion, that is the hypothesis of the fitted

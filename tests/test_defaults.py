@@ -122,3 +122,15 @@ def test_auto_alpha_is_refused_in_other_spellings():
     X, y = stream(100)
     with pytest.raises(ValueError, match="'alpha' parameter"):
         BudgetedSGDClassifier(alpha="Auto").fit(X, y)
+
+
+def test_auto_alpha_of_a_loaded_hypothesis_is_the_cap():
+    # ParallelMixing's shards start from a loaded hypothesis: no first call
+    # of rows sizes alpha there, whatever the rows that set gamma='scale'.
+    X, y = stream(4000)
+    est = BudgetedSGDClassifier(budget=20)._load_expansion(
+        X, [0, 1, 2], X[:3], np.eye(3), rounds=10
+    )
+    assert est.alpha_ == 1e-3
+    # The loaded coefficients are 1 / (alpha t) times the stored ones.
+    np.testing.assert_allclose(est._state["scale"][0], 1.0 / (1e-3 * 10), rtol=1e-15)
