@@ -8,7 +8,7 @@ from numbers import Real
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._deprecation import positional_until_0_3
-from ._docstrings import _AVERAGE_UNCHANGED, _VOTE_AVERAGE_DOC, _doc, _last_by_default
+from ._docstrings import _VOTE_AVERAGE_DOC, _averaged_at_every_width, _doc
 from ._perceptron import KernelPerceptron
 from ._rules_perceptron import PassiveAggressiveRule
 
@@ -58,9 +58,7 @@ class KernelPassiveAggressive(KernelPerceptron):
     True
     """,
         vote=True,
-        average_doc=_last_by_default(
-            _VOTE_AVERAGE_DOC, _AVERAGE_UNCHANGED.format(gain="7.6", where="Banana")
-        ),
+        average_doc=_averaged_at_every_width(_VOTE_AVERAGE_DOC),
     )
 
     _parameter_constraints: dict = {
@@ -85,7 +83,7 @@ class KernelPassiveAggressive(KernelPerceptron):
         n_iter_no_change=5,
         shuffle=True,
         class_weight=None,
-        average=False,
+        average=True,
         warm_start=False,
         random_state=None,
         verbose=0,

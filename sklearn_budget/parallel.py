@@ -174,7 +174,9 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     evaluation set of :class:`~sklearn_budget.TighterBudgetPerceptron`
     starts empty), as after ``T`` rounds, with ``T`` the weighted mean of
     the shards' round counts of the last mix: the next round of budgeted
-    SGD shrinks by ``1 - 1/(T + 1)`` and steps by ``1 / (alpha (T + 1))``.
+    SGD shrinks by ``1 - 1/(T + 1)`` and steps by ``1 / (alpha (T + 1))``
+    (``alpha='auto'`` is ``1e-3`` there: a loaded hypothesis has no first
+    call whose rows would size it).
     The Forgetron's sums ``Q`` and ``M`` are the weighted means of the
     shards'. The loaded members are the oldest, in the order they joined
     the compressed model.

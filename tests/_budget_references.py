@@ -337,12 +337,20 @@ GROWING_CASES = {
         lambda **kw: Stoptron(budget=25, **{"average": False, **kw}),
         stoptron_rule(25),
     ),
-    "pa1": (lambda **kw: KernelPassiveAggressive(C=0.3, **kw), pa_rule(0.3, "hinge")),
+    "pa1": (
+        lambda **kw: KernelPassiveAggressive(C=0.3, **{"average": False, **kw}),
+        pa_rule(0.3, "hinge"),
+    ),
     "pa2": (
-        lambda **kw: KernelPassiveAggressive(C=0.7, loss="squared_hinge", **kw),
+        lambda **kw: KernelPassiveAggressive(
+            C=0.7, loss="squared_hinge", **{"average": False, **kw}
+        ),
         pa_rule(0.7, "squared_hinge"),
     ),
-    "pa": (lambda **kw: KernelPassiveAggressive(C=np.inf, **kw), pa_rule(np.inf, "hinge")),
+    "pa": (
+        lambda **kw: KernelPassiveAggressive(C=np.inf, **{"average": False, **kw}),
+        pa_rule(np.inf, "hinge"),
+    ),
 }
 
 

@@ -147,6 +147,7 @@ TEST_PARAMS = {
     "KernelPassiveAggressive": {
         "checks": [
             {},
+            {"average": False},
             {"loss": "squared_hinge", "kernel": "linear"},
             {"average": "vote"},
         ],
@@ -164,11 +165,11 @@ TEST_PARAMS = {
         "onnx": [{}, {"average": True}],
     },
     "Projectron": {
-        "checks": [{}, {"eta": 0.1}, {"eta": "adaptive"}],
+        "checks": [{}, {"eta": 0.6, "average": False}, {"eta": "adaptive"}],
         "progress": [{"eta": 0.3}],
     },
     "ProjectronPlusPlus": {
-        "checks": [{}, {"eta": 0.1}, {"eta": "adaptive"}],
+        "checks": [{}, {"eta": 0.5, "average": False}, {"eta": "adaptive"}],
         "mixing": [{"average": True}],
         "progress": [{"eta": 0.3}],
     },

@@ -49,6 +49,11 @@ _CLASS_WEIGHT_FAILS = {
         "score is that noise, and with the check's seed the model predicts class 0 "
         "on 86% of the test rows of two blobs (94% to 100% with seeds 1 to 5)"
     ),
+    ("Winnow", "average", True): (
+        "class weight 1000 on unscaled blobs moves a log-weight by thousands per "
+        "mistake: the average is that of the largest weights met, not of the stream "
+        "(average=False passes, tests/test_winnow.py)"
+    ),
     ("TighterBudgetPerceptron", "error_set", "random"): (
         "the removal rule counts errors unweighted: a later epoch removes the single "
         "class-0 member (coefficient 1000), which errs on most rows of the error set, "

@@ -168,7 +168,7 @@ def test_matches_reference(Estimator, kernel, mode, n_classes, sparse):
     # The stream exercises both additions and projections.
     assert 1 < len(support) < mistakes
 
-    params = dict(eta=eta, U=2.0, kernel=kernel, **kernel_params)
+    params = dict(eta=eta, U=2.0, kernel=kernel, average=False, **kernel_params)
     online = Estimator(**params).partial_fit(X, y, classes=classes)
     assert_same_model(online, support, coef, mistakes)
 
@@ -196,7 +196,7 @@ def test_hard_budget_matches_reference(Estimator, n_classes, eta):
         X, y, classes, eta, plus=plus, budget=budget, **kw
     )
     assert len(support) == budget
-    est = Estimator(eta=eta, budget=budget, **kw)
+    est = Estimator(eta=eta, budget=budget, average=False, **kw)
     for chunk in np.array_split(np.arange(600), [5, 300, 301]):
         est.partial_fit(X[chunk], y[chunk], classes=classes)
     assert_same_model(est, support, coef, mistakes)
@@ -216,7 +216,8 @@ def test_short_stream_and_sample_weight(Estimator, n_classes):
     support, coef, _, mistakes = reference_projectron(
         X, y, classes, 0.5, plus=plus, sample_weight=w, gamma=0.1
     )
-    est = Estimator(eta=0.5, gamma=0.1).partial_fit(X, y, classes=classes, sample_weight=w)
+    est = Estimator(eta=0.5, gamma=0.1, average=False)
+    est.partial_fit(X, y, classes=classes, sample_weight=w)
     assert_same_model(est, support, coef, mistakes)
 
 
@@ -227,7 +228,7 @@ def test_average_keeps_support_of_last_hypothesis(Estimator, n_classes):
     classes = np.unique(y)
     plus = Estimator is ProjectronPlusPlus
     support, coef, average, _ = reference_projectron(X, y, classes, 0.5, plus=plus, gamma=0.1)
-    last = Estimator(eta=0.5, gamma=0.1).partial_fit(X, y, classes=classes)
+    last = Estimator(eta=0.5, gamma=0.1, average=False).partial_fit(X, y, classes=classes)
     avg = Estimator(eta=0.5, gamma=0.1, average=True).partial_fit(X, y, classes=classes)
     np.testing.assert_array_equal(avg.support_, last.support_)
     np.testing.assert_array_equal(avg.support_, support)
@@ -239,7 +240,8 @@ def test_average_keeps_support_of_last_hypothesis(Estimator, n_classes):
     # fit with several epochs: the average lives on the support set of the
     # last hypothesis too, less at most the member added on the very last
     # round, which took part in no averaged hypothesis.
-    last = Estimator(eta=0.5, gamma=0.1, max_iter=3, random_state=0).fit(X, y)
+    last = Estimator(eta=0.5, gamma=0.1, max_iter=3, random_state=0, average=False)
+    last.fit(X, y)
     avg = Estimator(eta=0.5, gamma=0.1, max_iter=3, random_state=0, average=True).fit(X, y)
     assert set(avg.support_) <= set(last.support_)
     assert len(last.support_) - len(avg.support_) <= 1
@@ -260,7 +262,8 @@ def test_eta_zero_is_the_perceptron(kernel, kernel_params, dim):
     y = (X @ rng.randn(n_features) + 0.5 * X[:, 0] ** 2 + 0.5 * rng.randn(1500) > 0).astype(int)
     perceptron = KernelPerceptron(kernel=kernel, average=False, **kernel_params)
     perceptron.partial_fit(X, y, classes=[0, 1])
-    est = Projectron(eta=0.0, kernel=kernel, **kernel_params).partial_fit(X, y, classes=[0, 1])
+    est = Projectron(eta=0.0, kernel=kernel, average=False, **kernel_params)
+    est.partial_fit(X, y, classes=[0, 1])
     assert est.n_mistakes_ == perceptron.n_mistakes_
     assert len(est.support_) <= dim < len(perceptron.support_)
     np.testing.assert_allclose(
@@ -268,7 +271,7 @@ def test_eta_zero_is_the_perceptron(kernel, kernel_params, dim):
     )
     # The Projectron++ with eta = 0 takes margin steps only for rows in
     # span(S): a different hypothesis, the same bound on the support set.
-    plus = ProjectronPlusPlus(eta=0.0, kernel=kernel, **kernel_params)
+    plus = ProjectronPlusPlus(eta=0.0, kernel=kernel, average=False, **kernel_params)
     plus.partial_fit(X, y, classes=[0, 1])
     assert len(plus.support_) <= dim
     assert plus.n_mistakes_ != est.n_mistakes_

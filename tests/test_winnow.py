@@ -209,7 +209,7 @@ def test_warm_started_fit_continues_the_stream():
 
 def test_learning_rate_may_change_between_calls():
     X, y = make_stream(300, 2, seed=4)
-    est = Winnow(learning_rate=0.2).partial_fit(X[:150], y[:150], classes=["a", "b"])
+    est = Winnow(learning_rate=0.2, average=False).partial_fit(X[:150], y[:150], classes=["a", "b"])
     est.set_params(learning_rate=0.9).partial_fit(X[150:], y[150:])
     # Reference: the first rows with 0.2, the rest with 0.9 (learning_rate * weight).
     weights = np.r_[np.ones(150), np.full(150, 0.9 / 0.2)]
@@ -269,7 +269,7 @@ def test_a_million_rounds_stay_finite_and_exact():
     rng = np.random.RandomState(0)
     X = rng.uniform(0.98, 1.0, size=(T, 3))
     y = (rng.rand(T) > 0.02).astype(int)
-    est = Winnow(learning_rate=eta, balanced=False)
+    est = Winnow(learning_rate=eta, balanced=False, average=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for start in range(0, T, 250_000):
@@ -350,7 +350,7 @@ def exact_reference_winnow(X, y, eta):
 
 def test_weights_beyond_float64_match_an_exact_reference():
     X, y = noisy_stream(8000)
-    est = Winnow(learning_rate=5.0).partial_fit(X, y, classes=[0, 1])
+    est = Winnow(learning_rate=5.0, average=False).partial_fit(X, y, classes=[0, 1])
     assert est.log_scale_ > 800  # beyond float64: plain weights would overflow
     mistakes, sign, log_w = exact_reference_winnow(X, y, 5.0)
     assert est.n_mistakes_ == mistakes
@@ -417,7 +417,7 @@ def test_huge_scores_raise_in_decision_function_but_not_in_predict():
 def test_predictions_survive_underflowed_weights():
     # Weights of about exp(-800) are 0 in float64: they are published
     # rescaled, and their signs are still known.
-    est = Winnow(learning_rate=1.0, balanced=False)
+    est = Winnow(learning_rate=1.0, balanced=False, average=False)
     X = np.ones((820, 2))
     y = np.zeros(820, dtype=int)
     y[0] = 1
@@ -654,7 +654,7 @@ def _expected_failed_checks(est):
 
 
 @parametrize_with_checks(
-    [Winnow(), Winnow(average=True)], expected_failed_checks=_expected_failed_checks
+    [Winnow(average=False), Winnow()], expected_failed_checks=_expected_failed_checks
 )
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
