@@ -68,6 +68,7 @@ beside the repository); nothing is downloaded.
 """
 
 import argparse
+import ast
 import json
 import sys
 import time
@@ -541,9 +542,9 @@ def f_value(text, n):
     if text.endswith("/n"):
         return float(text[:-2]) / n
     try:
-        return eval(text, {})  # a literal given on the command line
-    except (NameError, SyntaxError):
-        return text
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text  # a string option
 
 
 def f_configs(estimators, extra):
