@@ -596,15 +596,25 @@ def f_task(key, *args):
 
 
 def part_f(args):
-    src = e_sources()
     names = args.sets.split(",") if args.sets else E_SETS
+    widths = [float(w) for w in args.widths.split(",")] if args.widths else F_WIDTHS
+    if args.from_log:  # only the tables of earlier runs
+        runs = {}
+        for path in args.from_log.split(","):
+            with open(path) as fh:
+                for line in fh:
+                    r = json.loads(line)
+                    runs.setdefault(r["label"], {})[tuple(r["key"])] = (r["acc"], r["maj"])
+        for label, results in runs.items():
+            print(f_table(results, names, widths, label) + "\n")
+        return
+    src = e_sources()
     estimators = [getattr(sklearn_budget, n) for n in sklearn_budget.__all__]
     if args.estimators:
         estimators = [Est for Est in estimators if Est.__name__ in args.estimators.split(",")]
     extra = dict(kv.split("=", 1) for kv in args.f_params.split(";")) if args.f_params else {}
     configs = f_configs(estimators, extra)
     seeds = range(1 if args.quick else args.seeds or 3)
-    widths = [float(w) for w in args.widths.split(",")] if args.widths else F_WIDTHS
     tasks = []  # seed by seed, so that a run cut short has every cell once
     for seed in seeds:
         for name in names:
@@ -658,27 +668,29 @@ def _fmt_f(params):
 
 def f_table(results, names, widths, label):
     """Markdown: per estimator x setting x set, the worst cell over widths and seeds."""
-    cells = {}
+    cells, seeds = {}, {}
     for (est, params, name, w, seed), (acc, maj) in results.items():
         cells.setdefault((est, params, name), {}).setdefault(w, []).append(acc - maj)
+        seeds.setdefault((est, params, name), set()).add(seed)
     lines = [
         f"#### (f) {label}: test accuracy minus the majority rate (points), worst over "
         "widths and seeds; per width the worst seed",
         "",
-        "| estimator | setting | data | worst | "
+        "| estimator | setting | data | seeds | worst | "
         + " | ".join(f"x{w}" for w in widths)
         + " | flag |",
-        "|---|---|---|---:|" + "---:|" * len(widths) + "---|",
+        "|---|---|---|---:|---:|" + "---:|" * len(widths) + "---|",
     ]
     order = {n: i for i, n in enumerate(names)}
-    for (est, params, name), by_w in sorted(
-        cells.items(), key=lambda kv: (kv[0][0], kv[0][1], order[kv[0][2]])
-    ):
+    for cell, by_w in sorted(cells.items(), key=lambda kv: (*kv[0][:2], order[kv[0][2]])):
         worst = {w: np.min(v) * 100 for w, v in by_w.items()}
         low = min(worst.values())
-        flag = "AT/BELOW MAJORITY" if not low > 0 else ("< 3 points" if low < 3 else "")
+        if np.isnan(low):
+            flag = "a fit failed"
+        else:
+            flag = "AT/BELOW MAJORITY" if low <= 0 else ("< 3 points" if low < 3 else "")
         cols = " | ".join(f"{worst[w]:+.1f}" if w in worst else "" for w in widths)
-        lines.append(f"| {est} | {params} | {name} | {low:+.1f} | {cols} | {flag} |")
+        lines.append(f"| {' | '.join(cell)} | {len(seeds[cell])} | {low:+.1f} | {cols} | {flag} |")
     return "\n".join(lines)
 
 
@@ -707,6 +719,7 @@ def main():
     parser.add_argument("--n-train", type=int, help="(f): training rows of every set")
     parser.add_argument("--replace", type=int, default=1, help="(f): stream x longer (resampled)")
     parser.add_argument("--label", default="defaults", help="(f): name of the run")
+    parser.add_argument("--from-log", help="(f): only the tables of these .jsonl logs")
     parser.add_argument("--out", help="(f): append the markdown table here (and a .jsonl log)")
     args = parser.parse_args()
     parts = args.part or ["a", "b", "c"]
