@@ -552,6 +552,9 @@ def f_configs(estimators, extra):
     configs = []
     for Est in estimators:
         params = Est().get_params()
+        if not set(extra) <= set(params):
+            print(f"  {Est.__name__}: no parameter {sorted(set(extra) - set(params))}, skipped")
+            continue
         configs.append((Est, dict(extra)))
         if params.get("budget", 100) != 100:
             configs.append((Est, dict(extra, budget=100)))
