@@ -39,12 +39,28 @@ Budget Perceptrons.
     sparse a9a rows (BudgetedSGDClassifier's default merging) is fitted on
     the dense rows, and the run says so. Rows are printed as they finish;
     ``--n-jobs`` parallel fits (joblib); ``--max-minutes`` stops early.
+(f) The width sweep: every estimator at its defaults (only ``random_state``
+    and ``gamma`` set; a second setting ``budget=100`` where the default
+    budget differs) on every shipped set, at ``gamma`` = {1/20, 1/5, 1, 3,
+    10} x the ``'scale'`` value of the training rows (1: ``gamma='scale'``
+    itself), over 3 seeds (``--seeds``). Smaller draws than (e) keep it
+    affordable: 2000 training rows (DNA: its 2000), at most 2000 test rows
+    (banana, waveform: 1000), from the same draws and splits; the unbounded
+    learners and KernelMatchingPursuit see the first 1000 of them. Per
+    estimator x setting x set: the worst test accuracy over widths and
+    seeds minus the majority rate, per width the worst seed, flagged at or
+    below the majority rate or less than 3 points above. ``--f-params``
+    measures a candidate default (``'k=v;k=v'``; ``alpha=C/n`` is C over
+    the training rows), ``--replace K`` a K times longer stream drawn with
+    replacement, ``--sets``, ``--widths``, ``--n-train`` narrow the run,
+    ``--out`` appends the markdown table (and a .jsonl log of the fits).
 
 Run from the repository root::
 
     python benchmarks/bench_defaults.py              # (a), (b) and (c)
     python benchmarks/bench_defaults.py --part d     # the full a9a fit
     python benchmarks/bench_defaults.py --part e     # defaults x every data set
+    python benchmarks/bench_defaults.py --part f     # defaults x widths x every set
     python benchmarks/bench_defaults.py --quick      # a fast smoke run
 
 The data are read from ``SKLEARN_BUDGET_DATA`` (default ``../shared/data``
@@ -52,6 +68,8 @@ beside the repository); nothing is downloaded.
 """
 
 import argparse
+import ast
+import json
 import sys
 import time
 import warnings
@@ -79,6 +97,7 @@ from sklearn_budget import (  # noqa: E402
     Stoptron,
     TighterBudgetPerceptron,
 )
+from sklearn_budget._kernels import resolve_gamma  # noqa: E402
 from sklearn_budget.datasets import (  # noqa: E402
     fetch_a9a,
     fetch_banana,
@@ -264,17 +283,19 @@ def e_sources():
     return src
 
 
-def e_draw(name, src, seed, quick):
+E_SIZES = {  # training rows drawn, test rows (None: all, or the split's)
+    "a9a": (10000, 5000),
+    "usps10": (3000, None),
+    "usps0": (3000, None),
+    "banana": (2000, 1000),
+    "waveform": (4000, 1000),
+    "mnist": (3000, 2000),
+}
+
+
+def e_draw(name, src, seed, quick, sizes=E_SIZES):
     """Train / test rows of data set `name` for `seed` (the draw or split of part (e))."""
     X, y, Xt, yt = src
-    sizes = {  # training rows drawn, test rows (None: all, or the split's)
-        "a9a": (10000, 5000),
-        "usps10": (3000, None),
-        "usps0": (3000, None),
-        "banana": (2000, 1000),
-        "waveform": (4000, 1000),
-        "mnist": (3000, 2000),
-    }
     n_train, n_test = sizes.get(name, (None, None))
     if quick:
         n_train, n_test = 300, 300
@@ -492,12 +513,196 @@ def e_summary(runs):
     )
 
 
+# (f) ---------------------------------------------------------------------
+
+# Training / test rows of the width sweep per data set: part (e)'s draws and
+# splits, smaller so that 5 widths x 3 seeds x every estimator stay affordable.
+F_SIZES = {
+    "a9a": (2000, 2000),
+    "usps10": (2000, None),
+    "usps0": (2000, None),
+    "banana": (2000, 1000),
+    "waveform": (2000, 1000),
+    "mnist": (2000, 2000),
+    "dna": (None, None),
+    "satimage": (2000, None),
+    "pendigits": (2000, 2000),
+}
+# Multiples of the training data's gamma='scale' value; 1 is gamma='scale' itself.
+F_WIDTHS = (0.05, 0.2, 1, 3, 10)
+# Learners whose cost grows with the training rows beyond a budget (the
+# unbounded ones, and matching pursuit whose candidates are all the rows)
+# see the first F_CAP rows of each draw.
+F_CAPPED = {"KernelMatchingPursuit", "KernelPerceptron", "KernelPassiveAggressive"}
+F_CAP = 1000
+
+
+def f_value(text, n):
+    """A parameter value of ``--f-params``: a Python literal, or ``C/n`` (C over the rows)."""
+    if text.endswith("/n"):
+        return float(text[:-2]) / n
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text  # a string option
+
+
+def f_configs(estimators, extra):
+    """(estimator class, parameters) of the sweep: the defaults, and ``budget=100``."""
+    configs = []
+    for Est in estimators:
+        params = Est().get_params()
+        if not set(extra) <= set(params):
+            print(f"  {Est.__name__}: no parameter {sorted(set(extra) - set(params))}, skipped")
+            continue
+        configs.append((Est, dict(extra)))
+        if params.get("budget", 100) != 100:
+            configs.append((Est, dict(extra, budget=100)))
+    return configs
+
+
+def f_fit(Est, params, width, name, src, seed, quick, n_train, replace):
+    """One fit of the sweep: (numeric gamma, training rows, test accuracy, majority rate)."""
+    sizes = dict(F_SIZES)
+    if n_train is not None:
+        sizes[name] = (n_train, sizes[name][1])
+    X, y, Xt, yt = e_draw(name, src, seed, quick, sizes)
+    if Est.__name__ in F_CAPPED:
+        X, y = X[:F_CAP], y[:F_CAP]
+    if replace > 1:  # a stream `replace` times longer, drawn with replacement
+        idx = np.random.RandomState(seed + 1000).randint(X.shape[0], size=replace * X.shape[0])
+        X, y = X[idx], y[idx]
+    _, counts = np.unique(yt, return_counts=True)
+    majority = counts.max() / counts.sum()
+    n = X.shape[0]
+    params = {k: f_value(v, n) if isinstance(v, str) else v for k, v in params.items()}
+    if "gamma" in Est().get_params():
+        gamma = "scale" if width == 1 else width * resolve_gamma("scale", X)
+        params["gamma"] = gamma
+    est = Est(**params, random_state=seed)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if sparse.issparse(X) and "maintenance" in params | est.get_params():
+                # BudgetedSGDClassifier's default merging refuses sparse rows.
+                X, Xt = X.toarray(), Xt.toarray()
+            est.fit(X, y)
+        acc = est.score(Xt, yt)
+    except Exception as exc:  # report it, keep the other fits
+        print(f"  {Est.__name__} {params} {name} seed {seed}: {exc!r}", flush=True)
+        acc = np.nan
+    return getattr(est, "gamma_", np.nan), n, acc, majority
+
+
+def f_task(key, *args):
+    return key, f_fit(*args)
+
+
+def part_f(args):
+    names = args.sets.split(",") if args.sets else E_SETS
+    widths = [float(w) for w in args.widths.split(",")] if args.widths else F_WIDTHS
+    if args.from_log:  # only the tables of earlier runs
+        runs = {}
+        for path in args.from_log.split(","):
+            with open(path) as fh:
+                for line in fh:
+                    r = json.loads(line)
+                    runs.setdefault(r["label"], {})[tuple(r["key"])] = (r["acc"], r["maj"])
+        for label, results in runs.items():
+            print(f_table(results, names, widths, label) + "\n")
+        return
+    src = e_sources()
+    estimators = [getattr(sklearn_budget, n) for n in sklearn_budget.__all__]
+    if args.estimators:
+        estimators = [Est for Est in estimators if Est.__name__ in args.estimators.split(",")]
+    extra = dict(kv.split("=", 1) for kv in args.f_params.split(";")) if args.f_params else {}
+    configs = f_configs(estimators, extra)
+    seeds = range(1 if args.quick else args.seeds or 3)
+    tasks = []  # seed by seed, so that a run cut short has every cell once
+    for seed in seeds:
+        for name in names:
+            for Est, params in configs:
+                ws = widths if "gamma" in Est().get_params() else [1]
+                for w in ws:
+                    key = (Est.__name__, _fmt_f(params), name, w, seed)
+                    tasks.append((key, Est, params, w, name, seed))
+    print(
+        f"(f) width sweep ({args.label}): {len(tasks)} fits, widths {widths} x 'scale', "
+        f"seeds {list(seeds)}, extra parameters {extra or '-'}, rows x{args.replace}",
+        flush=True,
+    )
+    deadline = None if args.max_minutes is None else time.time() + 60 * args.max_minutes
+    jobs = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
+        delayed(f_task)(
+            key, Est, params, w, name, src[name], seed, args.quick, args.n_train, args.replace
+        )
+        for key, Est, params, w, name, seed in tasks
+    )
+    results = {}
+    t0 = time.perf_counter()
+    log = open(args.out + ".jsonl", "a") if args.out else None
+    for key, (gamma, n, acc, maj) in jobs:
+        results[key] = (acc, maj)
+        est, params, name, w, seed = key
+        print(
+            f"  f {time.perf_counter() - t0:6.0f}s {name:<9} {est:<27} {params:<22} "
+            f"x{w:<5} seed {seed} gamma {gamma:.3g} n {n} acc {acc:.4f} (maj {maj:.4f})",
+            flush=True,
+        )
+        if log:
+            log.write(
+                json.dumps(dict(label=args.label, key=key, gamma=gamma, n=n, acc=acc, maj=maj))
+                + "\n"
+            )
+            log.flush()
+        if deadline is not None and time.time() > deadline:
+            print("  f: deadline reached, the remaining fits are skipped", flush=True)
+            break
+    table = f_table(results, names, widths, args.label)
+    print(table)
+    if args.out:
+        with open(args.out, "a") as fh:
+            fh.write(table + "\n")
+
+
+def _fmt_f(params):
+    return ",".join(f"{k}={v}" for k, v in params.items()) or "defaults"
+
+
+def f_table(results, names, widths, label):
+    """Markdown: per estimator x setting x set, the worst cell over widths and seeds."""
+    cells, seeds = {}, {}
+    for (est, params, name, w, seed), (acc, maj) in results.items():
+        cells.setdefault((est, params, name), {}).setdefault(w, []).append(acc - maj)
+        seeds.setdefault((est, params, name), set()).add(seed)
+    lines = [
+        f"#### (f) {label}: test accuracy minus the majority rate (points), worst over "
+        "widths and seeds; per width the worst seed",
+        "",
+        "| estimator | setting | data | seeds | worst | "
+        + " | ".join(f"x{w}" for w in widths)
+        + " | flag |",
+        "|---|---|---|---:|---:|" + "---:|" * len(widths) + "---|",
+    ]
+    order = {n: i for i, n in enumerate(names)}
+    for cell, by_w in sorted(cells.items(), key=lambda kv: (*kv[0][:2], order[kv[0][2]])):
+        worst = {w: np.min(v) * 100 for w, v in by_w.items()}
+        low = min(worst.values())
+        if np.isnan(low):
+            flag = "a fit failed"
+        else:
+            flag = "AT/BELOW MAJORITY" if low <= 0 else ("< 3 points" if low < 3 else "")
+        cols = " | ".join(f"{worst[w]:+.1f}" if w in worst else "" for w in widths)
+        lines.append(f"| {' | '.join(cell)} | {len(seeds[cell])} | {low:+.1f} | {cols} | {flag} |")
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["a", "b", "c", "d", "e"], action="append")
+    parser.add_argument("--part", choices=["a", "b", "c", "d", "e", "f"], action="append")
     parser.add_argument("--n-a9a", type=int, default=5000, help="a9a training rows of (a), (b)")
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--seeds", type=int, default=5, help="seeds of (e)'s default table")
+    parser.add_argument("--seeds", type=int, default=None, help="seeds of (e) (5), (f) (3)")
     parser.add_argument("--grid-seeds", type=int, default=5, help="seeds of (e)'s grid")
     parser.add_argument("--n-jobs", type=int, default=2, help="parallel fits of (e)")
     parser.add_argument(
@@ -509,6 +714,16 @@ def main():
     parser.add_argument(
         "--estimators", help="(e): comma-separated estimator names (default: every estimator)"
     )
+    parser.add_argument("--sets", help="(f): comma-separated data sets (default: all)")
+    parser.add_argument("--widths", help="(f): comma-separated multiples of 'scale'")
+    parser.add_argument(
+        "--f-params", help="(f): extra parameters 'k=v;k=v' (v a literal, or C/n: C over the rows)"
+    )
+    parser.add_argument("--n-train", type=int, help="(f): training rows of every set")
+    parser.add_argument("--replace", type=int, default=1, help="(f): stream x longer (resampled)")
+    parser.add_argument("--label", default="defaults", help="(f): name of the run")
+    parser.add_argument("--from-log", help="(f): only the tables of these .jsonl logs")
+    parser.add_argument("--out", help="(f): append the markdown table here (and a .jsonl log)")
     args = parser.parse_args()
     parts = args.part or ["a", "b", "c"]
     n_a9a = 1000 if args.quick else args.n_a9a
@@ -524,13 +739,15 @@ def main():
         deadline = None if args.max_minutes is None else time.time() + 60 * args.max_minutes
         part_e(
             args.quick,
-            range(1 if args.quick else args.seeds),
+            range(1 if args.quick else args.seeds or 5),
             range(1 if args.quick else args.grid_seeds),
             args.n_jobs,
             deadline,
             args.only,
             None if args.estimators is None else args.estimators.split(","),
         )
+    if "f" in parts:
+        part_f(args)
 
 
 if __name__ == "__main__":
