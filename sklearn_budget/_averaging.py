@@ -48,7 +48,6 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import parallel_config
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ._kernels import kernel_values, single_blas_thread
@@ -86,11 +85,8 @@ def new_pool(n_rows, n_features, dense):
 
 def _kernel_block(kernel, kernel_code, X, Z):
     """``kernel(X, Z)`` by BLAS, or by differences where that overflows; raises
-    if the values are not finite (rows too large for the kernel).
-
-    In one job, whatever joblib's context: the values, and so the model, are
-    then the same bits however the caller runs."""
-    with np.errstate(all="ignore"), parallel_config(n_jobs=1):
+    if the values are not finite (rows too large for the kernel)."""
+    with np.errstate(all="ignore"):
         K = np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
         if not np.isfinite(K).all() and kernel_code is not None:
             K = kernel_values(kernel, kernel_code, X, Z)

@@ -173,7 +173,8 @@ class Kernel:
         """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` as a dense array.
 
         ``X`` and ``Y`` are 2-D arrays or scipy sparse matrices with the same
-        number of columns; they must already be validated.
+        number of columns; they must already be validated. Always in one job:
+        the values are then the same bits in any joblib context.
         """
         if Y.shape[0] == 0 or X.shape[0] == 0:
             return np.zeros((X.shape[0], Y.shape[0]))
@@ -185,12 +186,12 @@ class Kernel:
             # scikit-learn's sparse Manhattan distances take 32-bit indices only.
             X, Y = _int32_indices(X), _int32_indices(Y)
         if not callable(self.kernel):
-            K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=False, **self._params())
+            K = self._pairwise(X, Y)
             return np.asarray(K, dtype=np.float64)
         # A callable is the user's code: check what it gives before learning from it.
         name = getattr(self.kernel, "__name__", repr(self.kernel))
         try:
-            K = pairwise_kernels(X, Y, metric=self.kernel, filter_params=False, **self._params())
+            K = self._pairwise(X, Y)
             K = np.asarray(K, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ValueError(
@@ -204,6 +205,16 @@ class Kernel:
         if not np.isfinite(K).all():
             raise ValueError(f"The kernel {name!r} returned NaN or infinite values.")
         return K
+
+    def _pairwise(self, X, Y):
+        # n_jobs=1, not None: with None, pairwise_kernels splits Y into as many
+        # column blocks as joblib's active backend has workers (under the dask
+        # backend, every core of the cluster, whatever parallel_config(n_jobs)
+        # says), and a block's BLAS product can round differently from the
+        # whole one.
+        return pairwise_kernels(
+            X, Y, metric=self.kernel, filter_params=False, n_jobs=1, **self._params()
+        )
 
     def expansion(self, X, support_vectors, coef):
         """Scores ``K(X, support_vectors) @ coef.T`` of a kernel expansion.

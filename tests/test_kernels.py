@@ -1,9 +1,13 @@
 """The kernel module against sklearn.metrics.pairwise."""
 
+import contextlib
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.metrics.pairwise import pairwise_kernels
+from joblib import parallel_config, register_parallel_backend
+from joblib._parallel_backends import ThreadingBackend
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels, rbf_kernel
 from sklearn.svm import SVC
 
 from sklearn_budget import KernelPerceptron
@@ -57,6 +61,46 @@ def test_callable_kernel_with_params():
     est = KernelPerceptron(kernel=k_fn, kernel_params={"scale": 2.0}, max_iter=1)
     est.partial_fit(X[:10], np.arange(10) % 2, classes=[0, 1])
     assert est.n_mistakes_ >= 1
+
+
+class AllWorkersBackend(ThreadingBackend):
+    """Threads that, like joblib's dask backend, count every worker whatever
+    ``n_jobs`` is asked for (so ``parallel_config(n_jobs=1)`` does not hold)."""
+
+    def effective_n_jobs(self, n_jobs):
+        return 2
+
+
+register_parallel_backend("all_workers", AllWorkersBackend)
+
+# joblib contexts in which pairwise_kernels(n_jobs=None) splits its work.
+JOBLIB_CONTEXTS = {
+    "threading-2": [dict(backend="threading", n_jobs=2)],
+    "all-workers": [dict(backend="all_workers")],
+    "all-workers-n_jobs-1": [dict(backend="all_workers"), dict(n_jobs=1)],
+}
+
+
+@pytest.mark.parametrize("context", JOBLIB_CONTEXTS, ids=str)
+def test_kernel_matrix_is_computed_in_one_block_in_any_joblib_context(context, monkeypatch):
+    # With n_jobs=None, pairwise_kernels splits the columns into one block
+    # per worker of joblib's active backend, and a block's BLAS product may
+    # round differently from the whole one: a model would depend on the
+    # context it is trained in (ParameterMixingClassifier under dask).
+    blocks = []
+
+    def rbf(X, Y=None, gamma=None):
+        blocks.append(Y.shape[0])
+        return rbf_kernel(X, Y, gamma=gamma)
+
+    monkeypatch.setitem(PAIRWISE_KERNEL_FUNCTIONS, "rbf", rbf)
+    X = data(False)
+    with contextlib.ExitStack() as stack:
+        for config in JOBLIB_CONTEXTS[context]:
+            stack.enter_context(parallel_config(**config))
+        K = Kernel("rbf", gamma=0.3)(X, X[:20])
+    assert blocks == [20]
+    np.testing.assert_array_equal(K, rbf_kernel(X, X[:20], gamma=0.3))
 
 
 def test_empty_sets_give_empty_matrices():

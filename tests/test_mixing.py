@@ -24,6 +24,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from test_averaging import reference_compress
+from test_kernels import AllWorkersBackend  # noqa: F401 (registers the backend)
 
 from sklearn_budget import (
     BudgetedSGDClassifier,
@@ -538,6 +539,19 @@ def _expected_failed_checks(estimator):
 )
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+def test_backend_that_counts_every_worker_equals_local_run(moons):
+    # Like joblib's dask backend, "all_workers" has two workers whatever n_jobs
+    # is asked for: the shards must still compute each kernel block whole.
+    X, y = moons
+    est = RandomizedBudgetPerceptron(budget=15, gamma=2.0)
+    kw = dict(n_shards=4, n_mixes=2, random_state=0)
+    with parallel_backend("all_workers"):
+        other = ParameterMixingClassifier(est, n_jobs=-1, **kw).fit(X, y).estimator_
+    local = ParameterMixingClassifier(est, **kw).fit(X, y).estimator_
+    np.testing.assert_array_equal(other.support_, local.support_)
+    np.testing.assert_array_equal(other.dual_coef_, local.dual_coef_)
 
 
 # ----------------------------------------------------------------------
