@@ -106,6 +106,10 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
         online-to-batch conversion), kept exactly at the cost of the
         updates. The online rounds are not changed, and ``n_mistakes_``
         still counts the mistakes of the hypotheses played online.
+        ``False`` by default, as the algorithm is published (Lu et al.,
+        2016), which returns the last hypothesis; whether the average
+        should be the default here, as for the kernel perceptrons, has not
+        been measured yet.
 
     class_weight : dict, 'balanced' or None, default=None
         Step multiplier of each class, ``{class_label: weight}``: the

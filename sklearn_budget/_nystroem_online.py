@@ -130,6 +130,10 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         either phase is an expansion on the landmarks. The online rounds
         are not changed, and ``n_mistakes_`` still counts the mistakes of
         the hypotheses played online.
+        ``False`` by default, as the algorithm is published (Lu et al.,
+        2016), which returns the last hypothesis; whether the average
+        should be the default here, as for the kernel perceptrons, has not
+        been measured yet.
 
     class_weight : dict, 'balanced' or None, default=None
         Step multiplier of each class, ``{class_label: weight}``: the
