@@ -168,16 +168,37 @@ class _LoadingMixin:
         add such a member (they project it), and its pivot would make the
         factor singular.
         """
-        m = gram.shape[0]
-        L = np.zeros((m, m))
-        for i in range(m):
-            z = np.linalg.solve(L[:i, :i], gram[i, :i]) if i else np.zeros(0)
-            delta2 = gram[i, i] - z @ z
-            if not delta2 > rtol * gram[i, i]:
-                raise ValueError(
-                    f"Member {i} of the loaded expansion lies in the span of the members "
-                    "before it: compress the expansion first (see _mixing.compress)."
-                )
-            L[i, :i] = z
-            L[i, i] = np.sqrt(delta2)
+        L, _, dropped = independent_factor(gram, rtol)
+        if dropped:
+            raise ValueError(
+                f"Member {dropped[0][0]} of the loaded expansion lies in the span of the "
+                "members before it: compress the expansion first (see _mixing.compress)."
+            )
         return L
+
+
+def independent_factor(gram, rtol):
+    """The Cholesky factor of the members not in the span of those before them.
+
+    Walks the members in order: one whose squared distance to the span of
+    the members kept before it is at most ``rtol k(x, x)`` is not kept.
+    Returns the lower factor ``L`` of the kept members' Gram matrix, their
+    indices, and for each member not kept ``(index, beta)``: ``beta`` the
+    coefficients of its projection onto the members kept before it (a
+    prefix of the kept ones), ``K_kk^-1 K_k,i``.
+    """
+    m = gram.shape[0]
+    L = np.zeros((m, m))
+    kept, dropped = [], []
+    for i in range(m):
+        k = len(kept)
+        z = np.linalg.solve(L[:k, :k], gram[i, kept]) if k else np.zeros(0)
+        delta2 = gram[i, i] - z @ z
+        if delta2 > rtol * gram[i, i]:
+            L[k, :k] = z
+            L[k, k] = np.sqrt(delta2)
+            kept.append(i)
+        else:
+            dropped.append((i, np.linalg.solve(L[:k, :k].T, z) if k else np.zeros(0)))
+    k = len(kept)
+    return L[:k, :k], np.asarray(kept, dtype=np.intp), dropped

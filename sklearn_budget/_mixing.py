@@ -26,7 +26,6 @@ for member ``j`` of the model the shards started from when it is not a row
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import solve_triangular
 from sklearn.base import clone
 
 from ._averaging import _kernel_block
@@ -34,6 +33,7 @@ from ._averaging import compress as _compress
 from ._calibration import new_bins
 from ._dense_rows import KERNEL_CODES
 from ._kernels import Kernel
+from ._loading import independent_factor
 from ._stream import _shuffle_rng
 
 # The additive bins of the progressive margins (summed over the shards).
@@ -220,20 +220,10 @@ def independent(kernel, kernel_code, rows, coef, keys):
         # rules that keep a factor refuse): nothing to project onto.
         return rows, coef, np.asarray(keys).copy()
     coef = np.array(coef, dtype=np.float64)
-    L = np.zeros((m, m))
-    kept = []
-    for i in range(m):
-        k = len(kept)
-        z = solve_triangular(L[:k, :k], K[kept, i], lower=True) if k else np.zeros(0)
-        delta2 = K[i, i] - z @ z
-        if delta2 > _MIXING_DEPENDENCE_RTOL * K[i, i]:
-            L[k, :k], L[k, k] = z, np.sqrt(delta2)
-            kept.append(i)
-        else:
-            # P k(x_i, .) = sum_j beta_j k(x_j, .) over the kept j: beta = K_kk^-1 K_k,i.
-            beta = solve_triangular(L[:k, :k].T, z, lower=False)
-            coef[:, kept] += coef[:, [i]] * beta
-    kept = np.asarray(kept, dtype=np.intp)
+    _, kept, dropped = independent_factor(K, _MIXING_DEPENDENCE_RTOL)
+    for i, beta in dropped:
+        # P k(x_i, .) = sum_j beta_j k(x_j, .) over the members kept before it.
+        coef[:, kept[: beta.size]] += coef[:, [i]] * beta
     return rows[kept], np.ascontiguousarray(coef[:, kept]), np.asarray(keys)[kept].copy()
 
 
