@@ -146,12 +146,10 @@ def demo(n_samples=10000, n_test=5000, budget=500, random_state=0, out=sys.stdou
             f"is fitted on\nthe first {kmp_rows} training rows only, to keep the demo to "
             "seconds and its memory small."
         )
-    import sklearn_budget as _package
-
     not_averaged = [
         name
-        for name in _package.__all__
-        if getattr(_package, name)().get_params().get("average", True) is False
+        for name in sklearn_budget.__all__
+        if getattr(sklearn_budget, name)().get_params().get("average", True) is False
     ]
     print(
         "\nThe rows are the papers' online algorithms: 'test acc %' is the last "
