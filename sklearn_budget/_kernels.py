@@ -125,6 +125,9 @@ def scale_gamma(var, X):
     return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
 
 
+_RESERVED_PARAMS = frozenset({"X", "Y", "metric", "filter_params", "n_jobs"})
+
+
 class Kernel:
     """A kernel function with its parameters fixed.
 
@@ -157,6 +160,14 @@ class Kernel:
     """
 
     def __init__(self, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, kernel_params=None):
+        # pairwise_kernels reads these names as its own arguments, not the callable's.
+        reserved = sorted(_RESERVED_PARAMS.intersection(kernel_params or {}))
+        if callable(kernel) and reserved:
+            raise ValueError(
+                f"kernel_params may not contain {', '.join(map(repr, reserved))}: "
+                "sklearn.metrics.pairwise.pairwise_kernels takes these names as its "
+                "own arguments. Rename that parameter of the kernel function."
+            )
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree

@@ -63,6 +63,20 @@ def test_callable_kernel_with_params():
     assert est.n_mistakes_ >= 1
 
 
+@pytest.mark.parametrize("name", ["n_jobs", "metric"])
+def test_callable_kernel_params_reserved_by_pairwise_kernels(name):
+    # pairwise_kernels would take these as its own arguments: say so, not
+    # "returned values that are not numbers".
+    def k_fn(a, b, **kwargs):
+        return float(np.dot(a, b))
+
+    X = data(False)
+    est = KernelPerceptron(kernel=k_fn, kernel_params={name: 2})
+    with pytest.raises(ValueError, match=f"kernel_params may not contain '{name}'"):
+        est.fit(X[:10], np.arange(10) % 2)
+    assert not hasattr(est, "classes_")
+
+
 class AllWorkersBackend(ThreadingBackend):
     """Threads that, like joblib's dask backend, count every worker whatever
     ``n_jobs`` is asked for (so ``parallel_config(n_jobs=1)`` does not hold)."""
