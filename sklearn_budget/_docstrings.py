@@ -378,3 +378,69 @@ def _doc(
     )
     attributes = _ATTRIBUTES_DOC.replace("VOTE_ATTRIBUTES", _VOTE_ATTRIBUTES_DOC if vote else "")
     return text.replace("{common}", common).replace("{attributes}", attributes)
+
+
+# The estimators on a fixed feature space (FOGD, NOGD): the parameters and
+# fitted attributes they share, filled in by :func:`_feature_doc`.
+_FEATURE_STOPPING_DOC = (
+    _MAX_ITER_DOC
+    + _STOPPING_DOC
+    + """
+    shuffle : bool, default=True
+        Whether ``fit`` reshuffles the training data before each epoch.
+"""
+)
+
+_FEATURE_CLASS_WEIGHT_DOC = """
+    class_weight : dict, 'balanced' or None, default=None
+        Step multiplier of each class, ``{class_label: weight}``: the
+        sample weight of every row is multiplied by the weight of its class
+        (classes missing from the dict weigh 1). ``'balanced'`` uses
+        ``n_samples / (n_classes * np.bincount(y))`` from the labels of the
+        ``fit`` call; ``partial_fit`` refuses it (pass a dict).
+"""
+
+_FEATURE_VERBOSE_DOC = """
+    verbose : int, default=0
+        Progress output on stdout, as for the other estimators of the
+        package: with ``verbose >= 1`` a line per epoch of ``fit``, and a
+        line each time a stream passes a multiple of ``verbose_interval``
+        rounds in ``partial_fit``; with ``verbose >= 2`` lines within the
+        epochs of ``fit`` as well. Lines come between blocks of 1024 rows.
+
+    verbose_interval : int, default=10_000
+        Rounds between two progress lines.
+"""
+
+_FEATURE_ATTRIBUTES_DOC = """
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+
+    n_mistakes_ : int
+        Prediction mistakes made while training (``y f(x) <= 0``; with
+        more than two classes, a true class's score not above every other
+        one), cumulative over ``partial_fit`` calls.
+
+    n_iter_ : int
+        Number of epochs played by the last ``fit`` (1 after ``partial_fit``).
+
+    proba_scale_ : float
+        The scale ``a`` of the probabilities (see :meth:`predict_proba`).
+
+    n_features_in_ : int
+        Number of features seen during the first fit.
+
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during the first fit. Defined only when `X`
+        has feature names that are all strings.
+"""
+
+
+def _feature_doc(text):
+    """Fill in the parameters and attributes shared by FOGD and NOGD."""
+    return (
+        text.replace("    FEATURE_STOPPING\n", _FEATURE_STOPPING_DOC.lstrip("\n"))
+        .replace("    FEATURE_CLASS_WEIGHT\n", _FEATURE_CLASS_WEIGHT_DOC.lstrip("\n"))
+        .replace("    FEATURE_VERBOSE\n", _FEATURE_VERBOSE_DOC.lstrip("\n"))
+        .replace("    FEATURE_ATTRIBUTES\n", _FEATURE_ATTRIBUTES_DOC.lstrip("\n"))
+    )

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from ._base import _warn_if_scale_is_unreliable
+from ._docstrings import _feature_doc
 from ._kernels import resolve_gamma
 from ._linear_online import _averaged, _FeatureOnlineClassifier
 from ._ogd import cosine_features, csr_row_products, row_products
@@ -82,23 +83,7 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
         around it). May be changed between calls, like a learning-rate
         schedule.
 
-    max_iter : int, default=5
-        Largest number of online epochs over the training data played by
-        ``fit``. ``fit`` stops earlier after an epoch without any update,
-        or by the ``tol`` criterion.
-
-    tol : float or None, default=1e-3
-        Stopping criterion of ``fit``, on the online mistake rate of each
-        epoch: ``fit`` stops once the rate of ``n_iter_no_change``
-        consecutive epochs has been above ``best_rate - tol``. ``None``
-        disables it. ``partial_fit`` ignores it.
-
-    n_iter_no_change : int, default=5
-        Number of consecutive epochs without an improvement of the mistake
-        rate by at least ``tol`` after which ``fit`` stops.
-
-    shuffle : bool, default=True
-        Whether ``fit`` reshuffles the training data before each epoch.
+    FEATURE_STOPPING
 
     average : bool, default=False
         If True, the fitted hypothesis (``coef_``, :meth:`predict`) is the
@@ -111,12 +96,7 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
         should be the default here, as for the kernel perceptrons, has not
         been measured yet.
 
-    class_weight : dict, 'balanced' or None, default=None
-        Step multiplier of each class, ``{class_label: weight}``: the
-        sample weight of every row is multiplied by the weight of its class
-        (classes missing from the dict weigh 1). ``'balanced'`` uses
-        ``n_samples / (n_classes * np.bincount(y))`` from the labels of the
-        ``fit`` call; ``partial_fit`` refuses it (pass a dict).
+    FEATURE_CLASS_WEIGHT
 
     warm_start : bool, default=False
         If True, ``fit`` continues the current stream instead of starting a
@@ -128,15 +108,7 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
         Seeds the random features (drawn when the stream starts) and the
         shuffling of ``fit``.
 
-    verbose : int, default=0
-        Progress output on stdout, as for the other estimators of the
-        package: with ``verbose >= 1`` a line per epoch of ``fit``, and a
-        line each time a stream passes a multiple of ``verbose_interval``
-        rounds in ``partial_fit``; with ``verbose >= 2`` lines within the
-        epochs of ``fit`` as well. Lines come between blocks of 1024 rows.
-
-    verbose_interval : int, default=10_000
-        Rounds between two progress lines.
+    FEATURE_VERBOSE
 
     Attributes
     ----------
@@ -154,26 +126,7 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
     gamma_ : float
         The kernel coefficient used.
 
-    classes_ : ndarray of shape (n_classes,)
-        The class labels.
-
-    n_mistakes_ : int
-        Prediction mistakes made while training (``y f(x) <= 0``; with
-        more than two classes, a true class's score not above every other
-        one), cumulative over ``partial_fit`` calls.
-
-    n_iter_ : int
-        Number of epochs played by the last ``fit`` (1 after ``partial_fit``).
-
-    proba_scale_ : float
-        The scale ``a`` of the probabilities (see :meth:`predict_proba`).
-
-    n_features_in_ : int
-        Number of features seen during the first fit.
-
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during the first fit. Defined only when `X`
-        has feature names that are all strings.
+    FEATURE_ATTRIBUTES
 
     See Also
     --------
@@ -216,6 +169,8 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
     >>> bool(clf.score(X, y) > 0.9)
     True
     """
+
+    __doc__ = _feature_doc(__doc__)
 
     _parameter_constraints: dict = {**_FeatureOnlineClassifier._parameter_constraints}
 
