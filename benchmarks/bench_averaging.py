@@ -31,7 +31,6 @@ import time
 import tracemalloc
 from pathlib import Path
 
-import scipy.sparse as sp
 from sklearn.model_selection import train_test_split
 
 HERE = Path(__file__).resolve().parent
@@ -86,9 +85,6 @@ def load(name, quick):
 def run(make, average, data, gamma):
     X, y, Xt, yt = data
     est = make().set_params(average=average, max_iter=1, random_state=0, gamma=gamma)
-    if getattr(est, "maintenance", None) == "merging" and sp.issparse(X):
-        # Merging builds new dense points: it takes dense rows.
-        X, Xt = X.toarray(), Xt.toarray()
     tracemalloc.start()
     start = time.perf_counter()
     est.fit(X, y)

@@ -150,24 +150,21 @@ def main(argv=None):
                 continue
             if name == "Winnow" and X.min() < 0:
                 continue  # Winnow takes non-negative features only
-            Xf, Xtf = X, Xt
-            if getattr(est, "maintenance", None) == "merging" and hasattr(X, "toarray"):
-                Xf, Xtf = X.toarray(), Xt.toarray()  # merging builds dense points
             with threadpool_limits(limits=1, user_api="blas"):
                 tic = time.perf_counter()
-                model = clone(est).fit(Xf, y)
+                model = clone(est).fit(X, y)
                 elapsed = time.perf_counter() - tic
-                acc, ll, br, proba = scores(model, Xtf, yt)
-                cal = CalibratedClassifierCV(clone(est), cv=3, ensemble=False).fit(Xf, y)
-                cacc, cll, cbr, cproba = scores(cal, Xtf, yt)
+                acc, ll, br, proba = scores(model, Xt, yt)
+                cal = CalibratedClassifierCV(clone(est), cv=3, ensemble=False).fit(X, y)
+                cacc, cll, cbr, cproba = scores(cal, Xt, yt)
                 sacc = np.nan
                 if not args.no_stacking:
                     stack = StackingClassifier(
                         [("e", clone(est))],
                         final_estimator=LogisticRegression(),
                         stack_method="predict_proba",
-                    ).fit(Xf, y)
-                    sacc = accuracy_score(yt, stack.predict(Xtf))
+                    ).fit(X, y)
+                    sacc = accuracy_score(yt, stack.predict(Xt))
             scale = getattr(model, "proba_scale_", np.nan)
             flags = []
             if ll > LL_RATIO * cll:

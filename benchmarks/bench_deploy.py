@@ -20,8 +20,8 @@ Latency, per model and per way of predicting the probabilities:
 - ``numpy``: the formula of the fitted attributes (doc/deploying.rst),
   written in a few lines of NumPy.
 
-Rows are dense float arrays, as an ONNX graph takes them (and as
-``BudgetedSGDClassifier``'s merging is fit). "1 row" is the
+Rows are dense float arrays, as an ONNX graph takes them; the models are
+fit on the same dense rows. "1 row" is the
 median over ``--repeat`` calls with one test row each; "1000 rows" the
 fastest of five calls on 1000 test rows, per row. BLAS runs on one thread
 (threadpoolctl) and onnxruntime on one thread, so that the ratios compare
@@ -70,7 +70,7 @@ def load(quick):
     X_test, y_test = fetch_a9a(subset="test", **kw)
     if quick:
         X, y, X_test, y_test = X[:3000], y[:3000], X_test[:2000], y_test[:2000]
-    # Dense rows: BudgetedSGDClassifier's merging builds new dense points.
+    # Dense rows: an ONNX graph takes dense tensors only.
     return X.toarray(), y, X_test.toarray(), y_test
 
 
