@@ -336,3 +336,39 @@ def test_an_interrupted_one_row_call_changes_nothing(cls, monkeypatch):
     whole.partial_fit(X[:102], y[:102], classes=[0, 1, 2])
     for k, v in whole._state.items():
         np.testing.assert_array_equal(clf._state[k], v)
+
+
+def _narrow_width_warnings(record):
+    return [w for w in record if "random features estimate" in str(w.message)]
+
+
+def test_fourier_warns_when_the_kernel_is_too_narrow_for_its_features():
+    # 200 Gaussian rows in 10-D: squared distances to the nearest other row
+    # are about 5 or more, so at gamma=5 every kernel value between two rows
+    # is below exp(-25), far under 3 / sqrt(500), the features' resolution.
+    rng = np.random.RandomState(0)
+    X = rng.randn(200, 10)
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.warns(UserWarning, match="random features estimate") as record:
+        FourierOnlineClassifier(gamma=5.0, max_iter=1, random_state=0).fit(X, y)
+    assert len(_narrow_width_warnings(record)) == 1
+    # Sparse rows are judged as the dense ones.
+    with pytest.warns(UserWarning, match="random features estimate"):
+        FourierOnlineClassifier(gamma=5.0, max_iter=1, random_state=0).fit(sp.csr_matrix(X), y)
+
+
+def test_fourier_width_warning_spares_usable_widths_and_small_first_calls(recwarn):
+    rng = np.random.RandomState(0)
+    X = rng.randn(200, 10)
+    y = (X[:, 0] > 0).astype(int)
+    # 'scale' (0.1 here): the nearest row's kernel value is about exp(-0.5).
+    FourierOnlineClassifier(max_iter=1, random_state=0).fit(X, y)
+    # A first call of fewer than 100 rows shows too few neighbours to judge.
+    clf = FourierOnlineClassifier(gamma=5.0, random_state=0)
+    clf.partial_fit(X[:50], y[:50], classes=[0, 1])
+    clf.partial_fit(X[50:], y[50:])
+    # Duplicated rows are their own nearest neighbours, at kernel value 1.
+    FourierOnlineClassifier(gamma=5.0, max_iter=1, random_state=0).fit(
+        np.repeat(X[:100], 2, axis=0), np.repeat(y[:100], 2)
+    )
+    assert not _narrow_width_warnings(recwarn)
