@@ -53,10 +53,24 @@ _VALIDATED = weakref.WeakKeyDictionary()
 _PARAMETER_GETTERS = {}
 
 
-# A fit warns unless the mistakes of its last epoch are this many standard
-# deviations (of a binomial count of the majority's mistakes) below the
-# majority's: about a 2% chance that a model no better than it does not warn.
+# A fit warns unless its mistakes (those of its first epoch, and those of the
+# fitted model) are this many standard deviations (of a binomial count of the
+# majority's mistakes) below the majority's: about a 2% chance that a model
+# no better than it does not warn.
 _MAJORITY_Z = 2.0
+# Training rows on which the fitted model is compared with the majority class.
+_MAJORITY_ROWS = 2048
+
+
+def _majority_misses(y):
+    """Rows that always predicting the most frequent class of ``y`` misses."""
+    return y.shape[0] - int(np.bincount(y).max())
+
+
+def _not_fewer(n_others, n):
+    """The smallest count of mistakes on ``n`` rows that is not significantly
+    fewer than the ``n_others`` of the majority class (a binomial count)."""
+    return n_others - _MAJORITY_Z * np.sqrt(n_others * (n - n_others) / n)
 
 
 def _parameter_values(estimator):
@@ -251,12 +265,14 @@ class _OnlineStreamMixin:
         -----
         ConvergenceWarning
             When ``fit`` played ``max_iter`` epochs where the ``tol``
-            criterion could have stopped it (see ``tol``); and when neither
-            the online mistakes of its last epoch nor those of the fitted
-            model on the training rows are significantly fewer than those
-            of always predicting the most frequent class (by two standard
-            deviations of that count; rows of equal weight only): then the
-            model has likely learnt nothing useful.
+            criterion could have stopped it (see ``tol``); and when the
+            mistakes of the first epoch, each row predicted before it was
+            learnt (an estimate of the error on new rows), or those of the
+            fitted model on its training rows (at most 2048 of them, evenly
+            spaced) are not significantly fewer than those of always
+            predicting the most frequent class (by two standard deviations
+            of that count; rows of equal weight only): then the model has
+            likely learnt nothing useful.
         """
         # A warm start changes the state in place; a reset replaces it.
         with self._transaction(deep=self.warm_start and hasattr(self, "_state")):
@@ -286,16 +302,16 @@ class _OnlineStreamMixin:
         # fit that starts the stream numbers them as rows of X).
         n_rows = X.shape[0]
         X, y_enc, w, index = self._keep_weighted(X, y_enc, w, self._stream_index(n_rows))
-        last_mistakes = self._play_epochs(X, y_enc, w, index, rng, warm)
+        first_mistakes = self._play_epochs(X, y_enc, w, index, rng, warm)
         self._end_of_call(n_rows)
-        self._warn_if_majority_does_as_well(last_mistakes, X, y_enc, w)
+        self._warn_if_majority_does_as_well(first_mistakes, X, y_enc, w)
         return self
 
     def _play_epochs(self, X, y, w, index, rng, warm):
         """Play up to ``max_iter`` epochs over the rows, in an order drawn from ``rng``.
 
         ``warm``: whether the epochs go on with an earlier stream. Returns the
-        mistakes of the last epoch.
+        mistakes of the first epoch.
         """
         rounds, mistakes, updates = self._counter_index
         verbose, clock = self.verbose, perf_counter()
@@ -332,6 +348,8 @@ class _OnlineStreamMixin:
                 progress.end()
             counters = self._state["counters"]
             epoch_mistakes = int(counters[mistakes]) - mistakes_before
+            if epoch == 0:
+                first_mistakes = epoch_mistakes
             if counters[updates] == 0:
                 stop, converged = "an epoch without updates", True
                 break
@@ -354,7 +372,7 @@ class _OnlineStreamMixin:
                 f"{perf_counter() - clock:.2f} seconds in total.",
                 flush=True,
             )
-        return epoch_mistakes
+        return first_mistakes
 
     def _warn_if_not_converged(self):
         """``ConvergenceWarning`` of a fit that played ``max_iter`` epochs
@@ -377,35 +395,51 @@ class _OnlineStreamMixin:
             stacklevel=user_stacklevel(),
         )
 
-    def _warn_if_majority_does_as_well(self, epoch_mistakes, X, y, w):
+    def _warn_if_majority_does_as_well(self, first_mistakes, X, y, w):
         """``ConvergenceWarning`` of a fitted model that does no better than
         always predicting the most frequent class.
 
         ``X``, ``y``, ``w``: the rows played, their class indices and
-        weights. The majority class would miss the ``n_others`` rows of the
-        other classes; a model that collapsed to it misses about as many,
-        give or take the noise of a binomial count, so a count of mistakes
-        is "not significantly fewer" unless it is below by ``_MAJORITY_Z``
-        of its standard deviations. The online mistakes of the last epoch,
-        made before each row's update, cost nothing to check; they are those
-        of the hypotheses played, not of the fitted model when it is their
-        average, so a fit that fails the check is confirmed by the fitted
-        model's own mistakes on the rows (in sample, so if anything
-        optimistic). The mistakes are counted unweighted: the check is made
-        only when every row weighs the same.
+        weights. The majority class misses the rows of the other classes; a
+        model no better than it misses about as many, give or take the noise
+        of a binomial count, so a count of mistakes is "not significantly
+        fewer" unless it is below by ``_MAJORITY_Z`` of its standard
+        deviations. Two counts are checked, each of which can fail alone:
+        the mistakes of the first epoch, each row predicted before it was
+        learnt, estimate the error on rows not seen (a model that learns
+        its rows by heart passes the later epochs and fails here); the
+        fitted model's mistakes on its training rows catch a fitted model
+        worse than the hypotheses played (an average kept within a small
+        budget at a narrow kernel), on at most ``_MAJORITY_ROWS`` rows, evenly
+        spaced, so that the check costs little beside the epochs. The
+        mistakes are counted unweighted: the check is made only when every
+        row weighs the same.
         """
         if not np.all(w == w[0]):
             return
         n = y.shape[0]
-        n_others = n - int(np.bincount(y).max())
-        threshold = n_others - _MAJORITY_Z * np.sqrt(n_others * (n - n_others) / n)
-        if epoch_mistakes < threshold:
-            return
+        step = -(-n // _MAJORITY_ROWS)
+        ys = y[::step]
         with warnings.catch_warnings():
             # Validation has taken the feature names off the rows.
             warnings.filterwarnings("ignore", "X does not have valid feature names")
-            fitted_mistakes = int(np.sum(self.predict(X) != self.classes_[y]))
-        if fitted_mistakes < threshold:
+            fitted_mistakes = int(np.sum(self.predict(X[::step]) != self.classes_[ys]))
+        reasons = []
+        n_others = _majority_misses(y)
+        if first_mistakes >= _not_fewer(n_others, n):
+            reasons.append(
+                f"predicting each of the {n} rows of its first epoch before learning from "
+                f"it, it made {first_mistakes} mistakes, not significantly fewer than the "
+                f"{n_others} of always predicting the most frequent class"
+            )
+        m_others = _majority_misses(ys)
+        if fitted_mistakes >= _not_fewer(m_others, ys.shape[0]):
+            reasons.append(
+                f"its fitted model makes {fitted_mistakes} mistakes on {ys.shape[0]} of its "
+                f"training rows, not significantly fewer than the {m_others} of always "
+                "predicting the most frequent class"
+            )
+        if not reasons:
             return
         params = self.get_params(deep=False)
         remedies = [
@@ -418,11 +452,8 @@ class _OnlineStreamMixin:
             if name in params
         ]
         warnings.warn(
-            f"{type(self).__name__} made {epoch_mistakes} online mistakes on the {n} rows "
-            f"of its last epoch and its fitted model {fitted_mistakes}, not significantly "
-            f"fewer than the {n_others} of always predicting the most frequent class: the "
-            "model may have learnt nothing useful. "
-            f"Try {', '.join(remedies + ['another estimator'])}.",
+            f"{type(self).__name__}: {'; and '.join(reasons)}. The model may have learnt "
+            f"nothing useful. Try {', '.join(remedies + ['another estimator'])}.",
             ConvergenceWarning,
             stacklevel=user_stacklevel(),
         )

@@ -154,3 +154,39 @@ def test_unequal_weights_are_not_compared():
     est = Forgetron(budget=10, class_weight="balanced", random_state=0)
     assert convergence_warnings(est, X, y) == []
     assert convergence_warnings(Forgetron(budget=10, random_state=0), X, y)
+
+
+def test_a_model_that_learns_its_rows_by_heart_warns():
+    # Distinct rows and labels unrelated to them: at a narrow kernel the
+    # Perceptron learns every row by heart over the epochs (its later epochs
+    # make few mistakes), but predicting each row before learning it, in
+    # the first epoch, it does no better than the majority class.
+    rng = np.random.RandomState(0)
+    X = rng.randn(500, 5)
+    y = (rng.rand(500) < 0.2).astype(int)
+    est = KernelPerceptron(gamma=50.0, max_iter=5, random_state=0)
+    found = convergence_warnings(est, X, y)
+    assert est.score(X, y) == 1.0
+    assert len(found) == 1
+    message = str(found[0].message)
+    assert "rows of its first epoch before learning from it" in message
+    assert f"the {np.sum(y == 1)} of always predicting the most frequent class" in message
+    assert "its fitted model" not in message
+
+
+def test_a_fitted_model_worse_than_its_online_rounds_warns(monkeypatch):
+    # The online rounds learn the moons; a fitted model that predicts the
+    # majority class alone (as an average compressed too far can) is caught
+    # by its own mistakes, counted on at most 2048 evenly spaced rows.
+    X, y = moons(n=5000, noise=0.1)
+    est = KernelPerceptron(max_iter=1, random_state=0)
+    monkeypatch.setattr(est, "predict", lambda rows: np.zeros(rows.shape[0], dtype=int))
+    found = convergence_warnings(est, X, y)
+    assert len(found) == 1
+    message = str(found[0].message)
+    # 5000 rows, every third: 1667 of them.
+    sample = y[::3]
+    assert sample.shape[0] == 1667
+    expected = f"its fitted model makes {np.sum(sample != 0)} mistakes on 1667 of its training rows"
+    assert expected in message
+    assert "first epoch" not in message
