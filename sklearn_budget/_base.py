@@ -419,9 +419,9 @@ class BaseKernelOnlineClassifier(
         # The later epochs rescale the margins of this fit only (budgeted
         # SGD): those of the earlier calls of the stream wait aside.
         earlier = self._set_aside_bins(warm)
-        last_mistakes = super()._play_epochs(X, y, w, index, rng, warm)
+        second_half = super()._play_epochs(X, y, w, index, rng, warm)
         self._add_back_bins(earlier)
-        return last_mistakes
+        return second_half
 
     def _stream_index(self, n_rows):
         return self._n_seen + np.arange(n_rows)

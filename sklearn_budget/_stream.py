@@ -62,6 +62,43 @@ _MAJORITY_Z = 2.0
 _MAJORITY_ROWS = 2048
 
 
+# Fewest rows in the second half of a first epoch for its mistakes to be
+# compared with the majority class's: on fewer, the noise of the count and
+# the mistakes of a model that has seen few rows say little.
+_MIN_SECOND_HALF = 200
+
+
+class _SecondHalf:
+    """Where the second half of a first epoch starts, for its online mistakes.
+
+    Called after each block of rounds (``on_block``, then ``then``, the
+    progress callback, if any): the count starts at the end of the first
+    block that ends at or past the middle of the epoch's ``n_rows`` rounds.
+    """
+
+    def __init__(self, est, n_rows, then):
+        self._est, self._n, self._then = est, n_rows, then
+        self._rounds, self._mistakes, _ = est._counter_index
+        self._origin = int(est._state["counters"][self._rounds])
+        self._start = None
+
+    def __call__(self):
+        counters = self._est._state["counters"]
+        played = int(counters[self._rounds]) - self._origin
+        if self._start is None and 2 * played >= self._n:
+            self._start = (played, int(counters[self._mistakes]))
+        if self._then is not None:
+            self._then()
+
+    def count(self, mistakes, y):
+        """``(mistakes, class indices)`` of the second half (``mistakes``: the
+        counter at the end of the epoch, ``y``: the classes of its rows in
+        the order played), or None if it has fewer than ``_MIN_SECOND_HALF`` rows."""
+        if self._start is None or self._n - self._start[0] < _MIN_SECOND_HALF:
+            return None
+        return mistakes - self._start[1], y[self._start[0] :]
+
+
 def _majority_misses(y):
     """Rows that always predicting the most frequent class of ``y`` misses."""
     return y.shape[0] - int(np.bincount(y).max())
@@ -266,13 +303,14 @@ class _OnlineStreamMixin:
         ConvergenceWarning
             When ``fit`` played ``max_iter`` epochs where the ``tol``
             criterion could have stopped it (see ``tol``); and when the
-            mistakes of the first epoch, each row predicted before it was
-            learnt (an estimate of the error on new rows), or those of the
-            fitted model on its training rows (at most 2048 of them, evenly
-            spaced) are not significantly fewer than those of always
-            predicting the most frequent class (by two standard deviations
-            of that count; rows of equal weight only): then the model has
-            likely learnt nothing useful.
+            mistakes of the second half of the first epoch, each row
+            predicted before it was learnt (an estimate of the error on new
+            rows; from 200 rows in that half), or those of the fitted model
+            on its training rows (at most 2048 of them, evenly spaced) are
+            not significantly fewer than those of always predicting the
+            most frequent class (by two standard deviations of that count;
+            rows of equal weight only): then the model has likely learnt
+            nothing useful.
         """
         # A warm start changes the state in place; a reset replaces it.
         with self._transaction(deep=self.warm_start and hasattr(self, "_state")):
@@ -302,16 +340,16 @@ class _OnlineStreamMixin:
         # fit that starts the stream numbers them as rows of X).
         n_rows = X.shape[0]
         X, y_enc, w, index = self._keep_weighted(X, y_enc, w, self._stream_index(n_rows))
-        first_mistakes = self._play_epochs(X, y_enc, w, index, rng, warm)
+        second_half = self._play_epochs(X, y_enc, w, index, rng, warm)
         self._end_of_call(n_rows)
-        self._warn_if_majority_does_as_well(first_mistakes, X, y_enc, w)
+        self._warn_if_majority_does_as_well(second_half, X, y_enc, w)
         return self
 
     def _play_epochs(self, X, y, w, index, rng, warm):
         """Play up to ``max_iter`` epochs over the rows, in an order drawn from ``rng``.
 
         ``warm``: whether the epochs go on with an earlier stream. Returns the
-        mistakes of the first epoch.
+        mistakes of the second half of the first epoch and its class indices.
         """
         rounds, mistakes, updates = self._counter_index
         verbose, clock = self.verbose, perf_counter()
@@ -334,22 +372,22 @@ class _OnlineStreamMixin:
                 origin = (int(counters[rounds]), mistakes_before)
                 progress = _Progress(self, self.verbose_interval, origin, clock, X.shape[0])
             within = progress if verbose >= 2 else None
-            # Only the first epoch's margins are out of sample.
-            self._play(
-                X[order],
-                y[order],
-                w[order],
-                None if index is None else index[order],
-                on_block=within,
-                calibrate=epoch == 0,
-            )
+            rows = (X[order], y[order], w[order], None if index is None else index[order])
+            if epoch == 0:
+                # Only the first epoch's margins are out of sample. Its
+                # second half, each row predicted by a model that learnt the
+                # first half but not yet the row, estimates the error on new
+                # rows (the majority-class check): counted from the end of
+                # the first block past the middle.
+                within = second_half = _SecondHalf(self, X.shape[0], within)
+            self._play(*rows, on_block=within, calibrate=epoch == 0)
+            if epoch == 0:
+                second_half = second_half.count(int(self._state["counters"][mistakes]), rows[1])
             self.n_iter_ += 1
             if progress is not None:
                 progress.end()
             counters = self._state["counters"]
             epoch_mistakes = int(counters[mistakes]) - mistakes_before
-            if epoch == 0:
-                first_mistakes = epoch_mistakes
             if counters[updates] == 0:
                 stop, converged = "an epoch without updates", True
                 break
@@ -372,7 +410,7 @@ class _OnlineStreamMixin:
                 f"{perf_counter() - clock:.2f} seconds in total.",
                 flush=True,
             )
-        return first_mistakes
+        return second_half
 
     def _warn_if_not_converged(self):
         """``ConvergenceWarning`` of a fit that played ``max_iter`` epochs
@@ -395,19 +433,24 @@ class _OnlineStreamMixin:
             stacklevel=user_stacklevel(),
         )
 
-    def _warn_if_majority_does_as_well(self, first_mistakes, X, y, w):
+    def _warn_if_majority_does_as_well(self, second_half, X, y, w):
         """``ConvergenceWarning`` of a fitted model that does no better than
         always predicting the most frequent class.
 
-        ``X``, ``y``, ``w``: the rows played, their class indices and
-        weights. The majority class misses the rows of the other classes; a
+        ``second_half``: the online mistakes of the second half of the first
+        epoch and the class indices of its rows (None if it is too short to
+        tell, see ``_MIN_SECOND_HALF``); ``X``, ``y``, ``w``: the
+        rows played, their class indices and weights. The majority class
+        misses the rows of the other classes; a
         model no better than it misses about as many, give or take the noise
         of a binomial count, so a count of mistakes is "not significantly
         fewer" unless it is below by ``_MAJORITY_Z`` of its standard
         deviations. Two counts are checked, each of which can fail alone:
-        the mistakes of the first epoch, each row predicted before it was
-        learnt, estimate the error on rows not seen (a model that learns
-        its rows by heart passes the later epochs and fails here); the
+        the mistakes of the second half of the first epoch, each row
+        predicted by a model that learnt the first half but not yet the row,
+        estimate the error on rows not seen (a model that learns its rows by
+        heart passes the later epochs and fails here; the first half would
+        count the mistakes of a model that has seen nothing yet); the
         fitted model's mistakes on its training rows catch a fitted model
         worse than the hypotheses played (an average kept within a small
         budget at a narrow kernel), on at most ``_MAJORITY_ROWS`` rows, evenly
@@ -425,13 +468,16 @@ class _OnlineStreamMixin:
             warnings.filterwarnings("ignore", "X does not have valid feature names")
             fitted_mistakes = int(np.sum(self.predict(X[::step]) != self.classes_[ys]))
         reasons = []
-        n_others = _majority_misses(y)
-        if first_mistakes >= _not_fewer(n_others, n):
-            reasons.append(
-                f"predicting each of the {n} rows of its first epoch before learning from "
-                f"it, it made {first_mistakes} mistakes, not significantly fewer than the "
-                f"{n_others} of always predicting the most frequent class"
-            )
+        if second_half is not None:
+            online, y_half = second_half
+            n_others = _majority_misses(y_half)
+            if online >= _not_fewer(n_others, y_half.shape[0]):
+                reasons.append(
+                    f"predicting each of the {y_half.shape[0]} rows of the second half of "
+                    f"its first epoch before learning from it, it made {online} mistakes, not "
+                    f"significantly fewer than the {n_others} of always predicting the most "
+                    "frequent class"
+                )
         m_others = _majority_misses(ys)
         if fitted_mistakes >= _not_fewer(m_others, ys.shape[0]):
             reasons.append(

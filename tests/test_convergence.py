@@ -160,17 +160,18 @@ def test_a_model_that_learns_its_rows_by_heart_warns():
     # Distinct rows and labels unrelated to them: at a narrow kernel the
     # Perceptron learns every row by heart over the epochs (its later epochs
     # make few mistakes), but predicting each row before learning it, in
-    # the first epoch, it does no better than the majority class.
+    # the second half of the first epoch, it does no better than the
+    # majority class.
     rng = np.random.RandomState(0)
-    X = rng.randn(500, 5)
-    y = (rng.rand(500) < 0.2).astype(int)
+    X = rng.randn(1000, 5)
+    y = (rng.rand(1000) < 0.2).astype(int)
     est = KernelPerceptron(gamma=50.0, max_iter=5, random_state=0)
     found = convergence_warnings(est, X, y)
-    assert est.score(X, y) == 1.0
+    assert est.score(X, y) > 0.99
     assert len(found) == 1
     message = str(found[0].message)
-    assert "rows of its first epoch before learning from it" in message
-    assert f"the {np.sum(y == 1)} of always predicting the most frequent class" in message
+    # The count starts after the block of 256 rounds that ends past the middle.
+    assert "each of the 488 rows of the second half of its first epoch" in message
     assert "its fitted model" not in message
 
 
