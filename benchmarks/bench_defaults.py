@@ -703,6 +703,9 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, default=None, help="seeds of (e) (5), (f) (3)")
     parser.add_argument("--grid-seeds", type=int, default=5, help="seeds of (e)'s grid")
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="(e): the first seed (to add seeds to a run)"
+    )
     parser.add_argument("--n-jobs", type=int, default=2, help="parallel fits of (e)")
     parser.add_argument(
         "--max-minutes", type=float, default=None, help="(e): stop starting fits after this long"
@@ -738,7 +741,7 @@ def main():
         deadline = None if args.max_minutes is None else time.time() + 60 * args.max_minutes
         part_e(
             args.quick,
-            range(1 if args.quick else args.seeds or 5),
+            range(args.first_seed, args.first_seed + (1 if args.quick else args.seeds or 5)),
             range(1 if args.quick else args.grid_seeds),
             args.n_jobs,
             deadline,
