@@ -129,9 +129,13 @@ OURS = {
     "NOGD": NystroemOnlineClassifier,
     "KernelMatchingPursuit": KernelMatchingPursuit,
 }
+# The stream protocol: one pass of partial_fit over the shuffled training rows.
+STREAM = " (1 pass)"
+STREAMED = tuple(f"{m}{STREAM}" for m in OURS if m != "KernelMatchingPursuit")
+CHUNK = 1000
 ALTERNATIVES = ("Nystroem + SGD", "RBFSampler + SGD")
 REFERENCE = "Nystroem + SGD"  # the one-line alternative the recommendation must match
-MODELS = (*OURS, *ALTERNATIVES, "SVC")
+MODELS = (*OURS, *ALTERNATIVES, "SVC", *STREAMED)
 
 # The tuned parameter of each alternative and its grid.
 GRIDS = {
@@ -144,8 +148,8 @@ SVC_TUNE_MAX = 10_000
 
 def make_model(name, budget, gamma):
     """The unfitted model ``name`` at ``budget`` (ignored by the SVC)."""
-    if name in OURS:
-        return OURS[name](budget=budget, gamma=gamma, random_state=0)
+    if name.removesuffix(STREAM) in OURS:
+        return OURS[name.removesuffix(STREAM)](budget=budget, gamma=gamma, random_state=0)
     if name == "SVC":
         return SVC(gamma=gamma)
     sgd = SGDClassifier(max_iter=20, tol=None, random_state=0)
@@ -194,7 +198,14 @@ def measure(name, budget, data):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         tic = time.perf_counter()
-        model.fit(X, y)
+        if name.endswith(STREAM):
+            classes = np.unique(y)
+            for start in range(0, X.shape[0], CHUNK):
+                model.partial_fit(
+                    X[start : start + CHUNK], y[start : start + CHUNK], classes=classes
+                )
+        else:
+            model.fit(X, y)
         train = time.perf_counter() - tic
     # The fastest of three predictions: the least disturbed by other jobs.
     predict = np.inf
@@ -213,6 +224,9 @@ def measure(name, budget, data):
         predict_us_per_row=1e6 * predict / Xt.shape[0],
         support=n_support(model),
         pickle_bytes=len(pickle.dumps(model)),
+        # The progressive (online) error of a one-pass stream: each row
+        # predicted before it was learned.
+        online_error=(100.0 * model.n_mistakes_ / X.shape[0] if name.endswith(STREAM) else None),
         warnings=sorted({f"{w.category.__name__}: {str(w.message)[:120]}" for w in caught}),
     )
 
@@ -285,12 +299,17 @@ def table(results):
     return lines
 
 
-def grid_table(results, value="accuracy", fmt="{:.1f}"):
-    """RST grid: models x (data set, budget) of one measured value."""
+def grid_table(results, stream=False, value="accuracy", fmt="{:.1f}"):
+    """RST grid: models (of the batch or the stream protocol) x (data set, budget)."""
     by = _by(results)
     datasets = [d for d in DATASETS if any(r["dataset"] == d for r in results)]
     budgets = sorted({r["budget"] for r in results if r["budget"] is not None})
-    models = [m for m in MODELS if any(r["model"] == m for r in results)]
+    models = [
+        m
+        for m in MODELS
+        if m.endswith(STREAM) == stream
+        and any(r["model"] == m and r[value] is not None for r in results)
+    ]
     rows = [["model", *[f"{DATASETS[d]} {B}" for d in datasets for B in budgets]]]
     for m in models:
         cells = []
@@ -309,11 +328,11 @@ def _rst_grid(rows):
     return [rule, fmt[0], rule, *fmt[1:], rule]
 
 
-def against_reference(results):
-    """Per model of ours: accuracy minus the reference's in every cell, and its worst."""
+def against_reference(results, names):
+    """Per model ``names``: accuracy minus the reference's in every cell."""
     by = _by(results)
     out = {}
-    for name in [m for m in OURS if any(r["model"] == m for r in results)]:
+    for name in [m for m in names if any(r["model"] == m for r in results)]:
         diffs = {}
         for (ds, m, B), r in by.items():
             ref = by.get((ds, REFERENCE, B))
@@ -324,10 +343,10 @@ def against_reference(results):
     return out
 
 
-def summary(results):
-    """Plain statements: each of ours against the reference, cell by cell."""
+def summary(results, names):
+    """Plain statements: each of ``names`` against the reference, cell by cell."""
     lines = []
-    cmp = against_reference(results)
+    cmp = against_reference(results, names)
     ranked = sorted(
         cmp, key=lambda m: (sum(d < 0 for d in cmp[m].values()), -np.mean(list(cmp[m].values())))
     )
@@ -364,7 +383,20 @@ def report(results, config):
         "",
         f"## Against {REFERENCE} at equal memory (points of test accuracy)",
         "",
-        *summary(results),
+        *summary(results, OURS),
+        "",
+        "## The stream protocol: one pass of partial_fit (chunks of "
+        f"{CHUNK} rows), test accuracy (%)",
+        "",
+        *grid_table(results, stream=True),
+        "",
+        "Online error (%) of that pass, each row predicted before it was learned:",
+        "",
+        *grid_table(results, stream=True, value="online_error"),
+        "",
+        f"Against {REFERENCE} (fit on all the rows) at equal memory:",
+        "",
+        *summary(results, STREAMED),
         "",
         f"Wall time {seconds if seconds is None else round(seconds)} s; load average (1 min) "
         f"{config.get('load_before')} at the start, {config.get('load_after')} at the end.",
@@ -381,7 +413,7 @@ def figures(results, prefix):
     from matplotlib.ticker import NullFormatter
 
     datasets = [d for d in DATASETS if any(r["dataset"] == d for r in results)]
-    models = [m for m in MODELS if any(r["model"] == m for r in results)]
+    models = [m for m in MODELS if not m.endswith(STREAM) and any(r["model"] == m for r in results)]
     budgets = sorted({r["budget"] for r in results if r["budget"] is not None})
     cmap = plt.get_cmap("tab20")
     styles = {}
@@ -417,7 +449,11 @@ def figures(results, prefix):
             accs = sorted(accs)
             bottom = max(accs[0], accs[-1] - 2.5 * (accs[-1] - accs[len(accs) // 2]) - 1)
             low = sorted(
-                {r["model"] for r in results if r["dataset"] == ds and r["accuracy"] < bottom}
+                {
+                    r["model"]
+                    for r in results
+                    if r["dataset"] == ds and r["model"] in models and r["accuracy"] < bottom
+                }
             )
             ax.set_ylim(bottom, accs[-1] + 0.15 * (accs[-1] - bottom) + 0.1)
             if low:
