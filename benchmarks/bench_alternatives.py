@@ -96,10 +96,10 @@ DATASETS = {
     "banana": "Banana",
     "waveform": "Waveform",
     "satimage": "Satimage",
-    "usps0": "USPS 0 vs rest",
+    "usps0": "USPS-0",  # digit 0 against the rest
     "usps10": "USPS-10",
     "pendigits": "Pendigits",
-    "mnist": "MNIST (test set)",
+    "mnist": "MNIST",  # its test set
     "a9a": "a9a",
 }
 # Training / test rows drawn by e_draw (None: the whole file, or a split's default).
@@ -173,6 +173,27 @@ def n_support(model):
     if hasattr(model, "support_vectors_"):
         return int(model.support_vectors_.shape[0])
     return int(model.budget)  # FOGD: its random features
+
+
+def model_bytes(r):
+    """Bytes of the float64 numbers that predicting needs, rows counted dense.
+
+    A kernel expansion keeps its support vectors and one coefficient per
+    member and output; Nystroem its components, the ``B x B`` normalisation
+    and the linear weights; random features (RBFSampler, FOGD) the
+    ``n_features x B`` weights, the offsets and the linear weights. One
+    output for two classes, one per class otherwise. The pickle holds more:
+    the state that lets a stream go on (``pickle_bytes``).
+    """
+    d, k, S = r["n_features"], r["n_outputs"], r["support"]
+    name = r["model"].removesuffix(STREAM)
+    if name == "Nystroem + SGD":
+        numbers = S * d + S * S + S * k
+    elif name in ("RBFSampler + SGD", "FOGD"):
+        numbers = d * S + S + S * k
+    else:
+        numbers = S * d + S * k
+    return 8 * numbers
 
 
 def tune(name, model, X, y):
@@ -251,7 +272,15 @@ def run(todo, quick, json_path, results, deadline, progress=sys.stderr):
         with threadpool_limits(limits=1, user_api="blas"):
             res = measure(name, budget, loaded[ds])
         X, Xt = loaded[ds][0], loaded[ds][2]
-        res.update(dataset=ds, n_train=int(X.shape[0]), n_test=int(Xt.shape[0]))
+        n_classes = len(np.unique(loaded[ds][1]))
+        res.update(
+            dataset=ds,
+            n_train=int(X.shape[0]),
+            n_test=int(Xt.shape[0]),
+            n_features=int(X.shape[1]),
+            n_outputs=1 if n_classes == 2 else n_classes,
+        )
+        res["model_bytes"] = model_bytes(res)
         results.append(res)
         if json_path:
             save(json_path, results)
@@ -276,6 +305,13 @@ def _by(results):
     return {(r["dataset"], r["model"], r["budget"]): r for r in results}
 
 
+def _kib(results):
+    return [
+        dict(r, pickle_bytes=r["pickle_bytes"] / 1024, model_bytes=r["model_bytes"] / 1024)
+        for r in results
+    ]
+
+
 def _fmt_params(params):
     if not params:
         return "-"
@@ -286,31 +322,37 @@ def table(results):
     """Markdown: every measurement."""
     lines = [
         "| data set | model | budget | tuned | test acc % | fit s | predict us / row "
-        "| SVs / components | pickle KiB |",
-        "|---|---|---:|---|---:|---:|---:|---:|---:|",
+        "| SVs / components | model KiB | pickle KiB |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         b = "-" if r["budget"] is None else str(r["budget"])
         lines.append(
             f"| {DATASETS[r['dataset']]} | {r['model']} | {b} | {_fmt_params(r['params'])} "
             f"| {r['accuracy']:.2f} | {r['train_seconds']:.2f} | {r['predict_us_per_row']:.1f} "
-            f"| {r['support']} | {r['pickle_bytes'] / 1024:.0f} |"
+            f"| {r['support']} | {r['model_bytes'] / 1024:.0f} | {r['pickle_bytes'] / 1024:.0f} |"
         )
     return lines
 
 
-def grid_table(results, stream=False, value="accuracy", fmt="{:.1f}"):
-    """RST grid: models (of the batch or the stream protocol) x (data set, budget)."""
+def grid_table(results, budget=None, stream=False, value="accuracy", fmt="{:.1f}"):
+    """RST grid of one measured value: models (of one protocol) x data sets.
+
+    With ``budget`` None, a column per data set and budget; else the
+    columns of that budget alone (and the SVC's).
+    """
     by = _by(results)
     datasets = [d for d in DATASETS if any(r["dataset"] == d for r in results)]
     budgets = sorted({r["budget"] for r in results if r["budget"] is not None})
+    budgets = budgets if budget is None else [budget]
     models = [
         m
         for m in MODELS
         if m.endswith(STREAM) == stream
         and any(r["model"] == m and r[value] is not None for r in results)
     ]
-    rows = [["model", *[f"{DATASETS[d]} {B}" for d in datasets for B in budgets]]]
+    head = [DATASETS[d] if budget else f"{DATASETS[d]} {B}" for d in datasets for B in budgets]
+    rows = [["model", *head]]
     for m in models:
         cells = []
         for d in datasets:
@@ -377,10 +419,28 @@ def report(results, config):
         "",
         *table(results),
         "",
-        "## Test accuracy (%)",
-        "",
-        *grid_table(results),
-        "",
+        *[
+            line
+            for B in config.get("budgets", [])
+            for value, title, fmt in (
+                ("accuracy", "test accuracy (%)", "{:.1f}"),
+                ("train_seconds", "fit time (s)", "{:.3g}"),
+                ("predict_us_per_row", "prediction time per test row (us)", "{:.3g}"),
+                ("model_bytes", "model (KiB of float64 numbers predicting needs)", "{:.0f}"),
+                ("pickle_bytes", "pickled model (KiB)", "{:.0f}"),
+            )
+            for line in (
+                f"## Budget {B}: {title}",
+                "",
+                *grid_table(
+                    results if not value.endswith("bytes") else _kib(results),
+                    B,
+                    value=value,
+                    fmt=fmt,
+                ),
+                "",
+            )
+        ],
         f"## Against {REFERENCE} at equal memory (points of test accuracy)",
         "",
         *summary(results, OURS),
@@ -393,6 +453,10 @@ def report(results, config):
         "Online error (%) of that pass, each row predicted before it was learned:",
         "",
         *grid_table(results, stream=True, value="online_error"),
+        "",
+        "Fit time (s) of that pass:",
+        "",
+        *grid_table(results, stream=True, value="train_seconds", fmt="{:.3g}"),
         "",
         f"Against {REFERENCE} (fit on all the rows) at equal memory:",
         "",
@@ -424,7 +488,7 @@ def figures(results, prefix):
             color = {"Nystroem + SGD": "k", "RBFSampler + SGD": "0.5", "SVC": "r"}[m]
             styles[m] = dict(color=color, marker="s", linestyle="--", linewidth=2)
     for key, xlabel, suffix in (
-        ("pickle_bytes", "pickled model (KiB)", "memory"),
+        ("model_bytes", "model (KiB)", "memory"),
         ("train_seconds", "fit time (s)", "time"),
     ):
         ncols = min(3, len(datasets))
@@ -441,7 +505,7 @@ def figures(results, prefix):
                 )
                 if not rows:
                     continue
-                xs = [r[key] / (1024 if key == "pickle_bytes" else 1) for r in rows]
+                xs = [r[key] / (1024 if key == "model_bytes" else 1) for r in rows]
                 ys = [r["accuracy"] for r in rows]
                 accs += ys
                 ax.plot(xs, ys, label=m, markersize=5, **styles[m])
