@@ -68,6 +68,7 @@ sys.path.insert(0, str(HERE))
 
 import numpy as np  # noqa: E402
 from bench_defaults import e_draw, e_sources  # noqa: E402
+from scipy import sparse  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.kernel_approximation import Nystroem, RBFSampler  # noqa: E402
 from sklearn.linear_model import SGDClassifier  # noqa: E402
@@ -162,6 +163,11 @@ def load(name, src, quick):
     X, y, Xt, yt = e_draw(name, src, seed=0, quick=quick, sizes=SIZES)
     order = np.random.RandomState(0).permutation(X.shape[0])
     X, y = X[order], y[order]
+    if sparse.issparse(Xt):
+        # a9a's test file is read with 64-bit indices, which SVC refuses.
+        Xt = sparse.csr_matrix(
+            (Xt.data, Xt.indices.astype(np.int32), Xt.indptr.astype(np.int32)), shape=Xt.shape
+        )
     gamma = WIDTHS[name] if name in WIDTHS else resolve_gamma("scale", X)
     return X, y, Xt, yt, gamma
 
@@ -305,6 +311,11 @@ def _by(results):
     return {(r["dataset"], r["model"], r["budget"]): r for r in results}
 
 
+def _sig(value):
+    """Three significant digits, without an exponent."""
+    return f"{value:.3g}" if value < 1000 else f"{value:.0f}"
+
+
 def _kib(results):
     return [
         dict(r, pickle_bytes=r["pickle_bytes"] / 1024, model_bytes=r["model_bytes"] / 1024)
@@ -358,7 +369,9 @@ def grid_table(results, budget=None, stream=False, value="accuracy", fmt="{:.1f}
         for d in datasets:
             for B in budgets:
                 r = by.get((d, m, None if m == "SVC" else B))
-                cells.append("" if r is None else fmt.format(r[value]))
+                cells.append(
+                    "" if r is None else fmt(r[value]) if callable(fmt) else fmt.format(r[value])
+                )
         rows.append([m, *cells])
     return _rst_grid(rows)
 
@@ -424,8 +437,8 @@ def report(results, config):
             for B in config.get("budgets", [])
             for value, title, fmt in (
                 ("accuracy", "test accuracy (%)", "{:.1f}"),
-                ("train_seconds", "fit time (s)", "{:.3g}"),
-                ("predict_us_per_row", "prediction time per test row (us)", "{:.3g}"),
+                ("train_seconds", "fit time (s)", _sig),
+                ("predict_us_per_row", "prediction time per test row (us)", _sig),
                 ("model_bytes", "model (KiB of float64 numbers predicting needs)", "{:.0f}"),
                 ("pickle_bytes", "pickled model (KiB)", "{:.0f}"),
             )
@@ -456,7 +469,7 @@ def report(results, config):
         "",
         "Fit time (s) of that pass:",
         "",
-        *grid_table(results, stream=True, value="train_seconds", fmt="{:.3g}"),
+        *grid_table(results, stream=True, value="train_seconds", fmt=_sig),
         "",
         f"Against {REFERENCE} (fit on all the rows) at equal memory:",
         "",
@@ -521,8 +534,8 @@ def figures(results, prefix):
             )
             ax.set_ylim(bottom, accs[-1] + 0.15 * (accs[-1] - bottom) + 0.1)
             if low:
-                ax.text(0.02, 0.02, "below: " + ", ".join(low), transform=ax.transAxes,
-                        va="bottom", fontsize="x-small")  # fmt: skip
+                ax.text(0.02, 0.02, "off the bottom: " + ", ".join(low), transform=ax.transAxes,
+                        va="bottom", fontsize="xx-small", wrap=True)  # fmt: skip
             ax.set_title(DATASETS[ds], fontsize="medium")
             ax.set_xscale("log")
             ax.xaxis.set_minor_formatter(NullFormatter())
