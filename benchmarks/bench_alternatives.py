@@ -10,13 +10,13 @@ at equal memory, with ``Nystroem(n_components=budget)`` and
 Protocol:
 
 - Data: the loaders and splits of part (e) of ``bench_defaults.py`` (seed
-  0), with the full training sets: a9a (32,561 training / 16,281 test rows,
+  0, or ``--seed``), with the full training sets: a9a (32,561 training / 16,281 test rows,
   sparse), USPS ten classes and digit 0 against the rest (7,291 / 2,007),
   DNA (2,000 / 1,186), Satimage (4,435 / 2,000), Pendigits (7,494 / 3,498,
   divided by 100) with their own test sets; seeded stratified splits of
   Banana (4,300 / 1,000), Waveform (4,000 / 1,000) and the MNIST test set
   (8,000 / 2,000, pixels / 255). The training rows are shuffled once
-  (seed 0).
+  (the same seed, which is also every model's ``random_state``).
 - rbf width: one ``gamma`` per data set for every kernel model: the
   widths of the package's experiments where there is one (a9a 0.02, USPS
   1/128, Banana 1/(2 0.7^2), Waveform 1/(2 3.16^2)), else the ``'scale'``
@@ -147,21 +147,21 @@ GRIDS = {
 SVC_TUNE_MAX = 10_000
 
 
-def make_model(name, budget, gamma):
+def make_model(name, budget, gamma, seed=0):
     """The unfitted model ``name`` at ``budget`` (ignored by the SVC)."""
     if name.removesuffix(STREAM) in OURS:
-        return OURS[name.removesuffix(STREAM)](budget=budget, gamma=gamma, random_state=0)
+        return OURS[name.removesuffix(STREAM)](budget=budget, gamma=gamma, random_state=seed)
     if name == "SVC":
         return SVC(gamma=gamma)
-    sgd = SGDClassifier(max_iter=20, tol=None, random_state=0)
+    sgd = SGDClassifier(max_iter=20, tol=None, random_state=seed)
     Map = Nystroem if name == "Nystroem + SGD" else RBFSampler
-    return make_pipeline(Map(gamma=gamma, n_components=budget, random_state=0), sgd)
+    return make_pipeline(Map(gamma=gamma, n_components=budget, random_state=seed), sgd)
 
 
-def load(name, src, quick):
+def load(name, src, quick, seed=0):
     """Shuffled training rows, test rows and the rbf width of a data set."""
-    X, y, Xt, yt = e_draw(name, src, seed=0, quick=quick, sizes=SIZES)
-    order = np.random.RandomState(0).permutation(X.shape[0])
+    X, y, Xt, yt = e_draw(name, src, seed=seed, quick=quick, sizes=SIZES)
+    order = np.random.RandomState(seed).permutation(X.shape[0])
     X, y = X[order], y[order]
     if sparse.issparse(Xt):
         # a9a's test file is read with 64-bit indices, which SVC refuses.
@@ -220,9 +220,9 @@ def tune(name, model, X, y):
     return {param: best}, scores
 
 
-def measure(name, budget, data):
+def measure(name, budget, data, seed=0):
     X, y, Xt, yt, gamma = data
-    model = make_model(name, budget, gamma)
+    model = make_model(name, budget, gamma, seed)
     params, scores = tune(name, model, X, y)
     model.set_params(**(params or {}))
     with warnings.catch_warnings(record=True) as caught:
@@ -267,7 +267,7 @@ def settings(datasets, budgets, models):
     return budgeted + [(ds, "SVC", None) for ds in datasets if "SVC" in models]
 
 
-def run(todo, quick, json_path, results, deadline, progress=sys.stderr):
+def run(todo, quick, json_path, results, deadline, seed=0, progress=sys.stderr):
     """Measure the settings ``todo`` in order, appending to ``results`` (and the file)."""
     src, loaded = None, {}
     for ds, name, budget in todo:
@@ -276,10 +276,10 @@ def run(todo, quick, json_path, results, deadline, progress=sys.stderr):
             break
         if ds not in loaded:
             src = src or e_sources()
-            loaded[ds] = load(ds, src[ds], quick)
+            loaded[ds] = load(ds, src[ds], quick, seed)
         tic = time.perf_counter()
         with threadpool_limits(limits=1, user_api="blas"):
-            res = measure(name, budget, loaded[ds])
+            res = measure(name, budget, loaded[ds], seed)
         X, Xt = loaded[ds][0], loaded[ds][2]
         n_classes = len(np.unique(loaded[ds][1]))
         res.update(
@@ -427,7 +427,7 @@ def report(results, config):
     lines = [
         "# Budgeted estimators at their defaults against the alternatives",
         "",
-        "Ours: defaults, only budget, gamma and random_state=0 given. Alternatives tuned on "
+        f"Seed {config.get('seed', 0)}. Ours: defaults, only budget, gamma and random_state given. Alternatives tuned on "
         "the last 20% of the shuffled training rows, refit on all; grids: "
         + "; ".join(f"{m}: {p.split('__')[-1]} in {list(g)}" for m, (p, g) in GRIDS.items())
         + f" (the SVC beyond {SVC_TUNE_MAX} training rows is fit once with C = 1). "
@@ -569,6 +569,12 @@ def main(argv=None):
         "--datasets", default=",".join(DATASETS), help="among " + ",".join(DATASETS)
     )
     parser.add_argument("--budgets", default="100,500")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seeds the split (Banana, Waveform, MNIST), the shuffle and every random_state",
+    )
     parser.add_argument("--models", default=",".join(MODELS), help="among " + ",".join(MODELS))
     parser.add_argument("--json", help="append each result to this JSON file as it is measured")
     parser.add_argument("--resume", action="store_true", help="skip the settings --json holds")
@@ -599,12 +605,12 @@ def main(argv=None):
         results = json.loads(Path(args.json).read_text())["results"]
     done = {(r["dataset"], r["model"], r["budget"]) for r in results}
     todo = [s for s in settings(datasets, budgets, models) if s not in done]
-    config = dict(quick=args.quick, budgets=budgets, load_before=os.getloadavg()[0])
+    config = dict(quick=args.quick, budgets=budgets, seed=args.seed, load_before=os.getloadavg()[0])
     if args.json:
         save(args.json, results, config)
     tic = time.perf_counter()
     deadline = None if args.max_minutes is None else time.time() + 60 * args.max_minutes
-    run(todo, args.quick, args.json, results, deadline)
+    run(todo, args.quick, args.json, results, deadline, args.seed)
     config.update(seconds=time.perf_counter() - tic, load_after=os.getloadavg()[0])
     if args.json:
         save(args.json, results, config)
