@@ -587,9 +587,15 @@ def f_fit(Est, params, width, name, src, seed, quick, n_train, replace):
     except Exception as exc:  # report it, keep the other fits
         print(f"  {Est.__name__} {params} {name} seed {seed}: {exc!r}", flush=True)
         acc, caught = np.nan, []
-    # The fit's own ConvergenceWarnings (the collapse warning among them), once each.
+    # The fit's own ConvergenceWarnings (the collapse warning among them) and the
+    # random features' narrow-width warning, once each.
     warned = list(
-        dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning))
+        dict.fromkeys(
+            str(w.message)
+            for w in caught
+            if issubclass(w.category, ConvergenceWarning)
+            or "random features estimate" in str(w.message)
+        )
     )
     return getattr(est, "gamma_", np.nan), n, acc, majority, warned
 
