@@ -53,10 +53,16 @@ _BLOCKED_NS_PER_CALL = 1_000_000.0
 _SINGLE_THREAD_FLOPS = 5e7
 
 
-def _direct_pays(n_members, n_rows, n_features):
-    """Whether computing the block's kernel rows in the loop beats one BLAS block."""
+def _direct_pays(n_members, n_rows, n_features, within_block=True):
+    """Whether computing the kernel rows in the loop beats one BLAS block.
+
+    ``within_block``: the rows are a block of rounds, whose BLAS block also
+    needs their kernel values with each other (the members they may
+    become); scoring rows needs only those with the members.
+    """
     direct = n_members * n_rows * (n_features * _DIRECT_NS_PER_FEATURE + _DIRECT_NS_PER_VALUE)
-    blocked = _BLOCKED_NS_PER_CALL + n_rows * (n_members + n_rows) * (
+    columns = n_members + n_rows if within_block else n_members
+    blocked = _BLOCKED_NS_PER_CALL + n_rows * columns * (
         n_features * _BLOCKED_NS_PER_FEATURE + _BLOCKED_NS_PER_VALUE
     )
     return direct <= blocked

@@ -68,7 +68,7 @@ class _ScoringMixin:
         code = self._kernel_code
         if code is None or sp.issparse(X) or sp.issparse(Z) or not (X.shape[0] and Z.shape[0]):
             return self._kernel(X, Z)
-        if not _direct_pays(Z.shape[0], X.shape[0], X.shape[1]):
+        if not _direct_pays(Z.shape[0], X.shape[0], X.shape[1], within_block=False):
             with np.errstate(all="ignore"):  # overflow: recomputed below
                 K = self._kernel(X, Z)
             if np.isfinite(K).all():

@@ -286,3 +286,17 @@ def test_warm_started_fit_continues_the_stream(case):
     np.testing.assert_allclose(warm.dual_coef_, stream.dual_coef_, rtol=0, atol=1e-12)
     X = np.vstack([X1, X2])
     np.testing.assert_allclose(warm.decision_function(X), stream.decision_function(X), atol=1e-12)
+
+
+def test_scoring_rows_take_blas_where_the_rounds_would_not():
+    # The rounds' cost model counts a block's kernel values with itself
+    # (the members its rows may become); scoring rows needs only those with
+    # the members, so 2,000 rows of 784 features against 100 members go to
+    # one BLAS product, not to the loop over the features (13 times slower
+    # there, benchmarks/bench_alternatives.py on MNIST).
+    from sklearn_budget._rounds import _direct_pays
+
+    assert _direct_pays(100, 2000, 784)
+    assert not _direct_pays(100, 2000, 784, within_block=False)
+    # One row against a few members in two dimensions stays in the loop.
+    assert _direct_pays(10, 1, 2, within_block=False)
