@@ -303,14 +303,15 @@ class _OnlineStreamMixin:
         ConvergenceWarning
             When ``fit`` played ``max_iter`` epochs where the ``tol``
             criterion could have stopped it (see ``tol``); and when the
-            mistakes of the second half of the first epoch, each row
-            predicted before it was learnt (an estimate of the error on new
-            rows; from 200 rows in that half), or those of the fitted model
-            on its training rows (at most 2048 of them, evenly spaced) are
-            not significantly fewer than those of always predicting the
-            most frequent class (by two standard deviations of that count;
-            rows of equal weight only): then the model has likely learnt
-            nothing useful.
+            mistakes of the fitted model on its training rows (at most 2048
+            of them, evenly spaced) or, for the last hypothesis
+            (``average=False``), those of the second half of the first epoch,
+            each row predicted before it was learnt (an estimate of the
+            error on new rows; from 200 rows in that half), are not
+            significantly fewer than those of always predicting the most
+            frequent class (by two standard deviations of that count; rows
+            of equal weight only): then the model has likely learnt nothing
+            useful.
         """
         # A warm start changes the state in place; a reset replaces it.
         with self._transaction(deep=self.warm_start and hasattr(self, "_state")):
@@ -446,11 +447,12 @@ class _OnlineStreamMixin:
         of a binomial count, so a count of mistakes is "not significantly
         fewer" unless it is below by ``_MAJORITY_Z`` of its standard
         deviations. Two counts are checked, each of which can fail alone:
-        the mistakes of the second half of the first epoch, each row
-        predicted by a model that learnt the first half but not yet the row,
-        estimate the error on rows not seen (a model that learns its rows by
-        heart passes the later epochs and fails here; the first half would
-        count the mistakes of a model that has seen nothing yet); the
+        for a model that is the last hypothesis (``average=False``), the
+        mistakes of the second half of the first epoch, each row predicted
+        by a model that learnt the first half but not yet the row, estimate
+        the error on rows not seen (a model that learns its rows by heart
+        passes the later epochs and fails here; the first half would count
+        the mistakes of a model that has seen nothing yet); the
         fitted model's mistakes on its training rows catch a fitted model
         worse than the hypotheses played (an average kept within a small
         budget at a narrow kernel), on at most ``_MAJORITY_ROWS`` rows, evenly
@@ -468,7 +470,11 @@ class _OnlineStreamMixin:
             warnings.filterwarnings("ignore", "X does not have valid feature names")
             fitted_mistakes = int(np.sum(self.predict(X[::step]) != self.classes_[ys]))
         reasons = []
-        if second_half is not None:
+        # The online mistakes are those of the hypotheses played: they tell
+        # about the fitted model when it is the last of them, not when it is
+        # their average (on noisy data the average of a budget learner does
+        # well where its hypotheses, each of a few members, do not).
+        if second_half is not None and not self.get_params().get("average", False):
             online, y_half = second_half
             n_others = _majority_misses(y_half)
             if online >= _not_fewer(n_others, y_half.shape[0]):

@@ -822,14 +822,15 @@ NOTES
         ConvergenceWarning
             When ``fit`` played ``max_iter`` epochs where the ``tol``
             criterion could have stopped it (see ``tol``); and when the
-            mistakes of the second half of the first epoch, each row
-            predicted before it was learnt (an estimate of the error on new
-            rows; from 200 rows in that half), or those of the fitted model
-            on its training rows (at most 2048 of them, evenly spaced) are
-            not significantly fewer than those of always predicting the
-            most frequent class (by two standard deviations of that count;
-            rows of equal weight only): then the model has likely learnt
-            nothing useful.
+            mistakes of the fitted model on its training rows (at most 2048
+            of them, evenly spaced) or, for the last hypothesis
+            (``average=False``), those of the second half of the first epoch,
+            each row predicted before it was learnt (an estimate of the
+            error on new rows; from 200 rows in that half), are not
+            significantly fewer than those of always predicting the most
+            frequent class (by two standard deviations of that count; rows
+            of equal weight only): then the model has likely learnt nothing
+            useful.
         """
         return super().fit(X, y, sample_weight)
 

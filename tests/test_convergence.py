@@ -165,7 +165,7 @@ def test_a_model_that_learns_its_rows_by_heart_warns():
     rng = np.random.RandomState(0)
     X = rng.randn(1000, 5)
     y = (rng.rand(1000) < 0.2).astype(int)
-    est = KernelPerceptron(gamma=50.0, max_iter=5, random_state=0)
+    est = KernelPerceptron(gamma=50.0, max_iter=5, average=False, random_state=0)
     found = convergence_warnings(est, X, y)
     assert est.score(X, y) > 0.99
     assert len(found) == 1
@@ -191,3 +191,16 @@ def test_a_fitted_model_worse_than_its_online_rounds_warns(monkeypatch):
     expected = f"its fitted model makes {np.sum(sample != 0)} mistakes on 1667 of its training rows"
     assert expected in message
     assert "first epoch" not in message
+
+
+def test_an_average_is_judged_by_its_own_mistakes_not_by_the_rounds():
+    # The hypotheses played online may be no better than the majority class
+    # while their average is: only the fitted model's mistakes count then.
+    rng = np.random.RandomState(0)
+    X = rng.randn(1000, 5)
+    y = (rng.rand(1000) < 0.2).astype(int)
+    # Here the average learns the rows by heart, as the last hypothesis of
+    # the test above does: in sample it is no worse, and nothing is said.
+    averaged = KernelPerceptron(gamma=50.0, max_iter=5, average=True, random_state=0)
+    assert convergence_warnings(averaged, X, y) == []
+    assert averaged.score(X, y) > 0.99
