@@ -187,16 +187,21 @@ def test_reproduce_bsgd_table3_quick(tmp_path, data_env):
             assert sorted(acc) == [1e-4, 1e-3]
             assert spec["alpha"][method] == max(acc, key=lambda a: (acc[a], -a))
         assert spec["C"] == pytest.approx(1 / (spec["alpha"]["SVC"] * spec["n_train"]))
-        # The width: the factor of 'scale' whose best merging accuracy is the
-        # highest (the smaller on ties), where no paper gives one.
-        widths = {float(f): v for f, v in val["width"].items()}
-        if rbsgd.DATASETS[name]["gamma"] is None:
-            assert sorted(widths) == [1.0, 4.0]
-            assert spec["gamma_factor"] == max(widths, key=lambda f: (widths[f], -f))
-        else:
-            assert list(widths) == [1.0] and spec["gamma_factor"] == 1
+        # The widths: for each maintenance, the factor of 'scale' of its best
+        # accuracy (the smaller on ties), where no paper gives one; the SVC
+        # takes merging's.
+        factor = spec["gamma_factor"]
+        assert factor["SVC"] == factor["BSGD merging"]
+        for method in rbsgd.BSGD_METHODS:
+            widths = {float(f): v for f, v in val["width"][method].items()}
+            if rbsgd.DATASETS[name]["gamma"] is None:
+                assert sorted(widths) == [1.0, 4.0]
+                assert factor[method] == max(widths, key=lambda f: (widths[f], -f))
+            else:
+                assert list(widths) == [1.0] and factor[method] == 1
+            assert widths[factor[method]] == max(val[method].values())
+        if rbsgd.DATASETS[name]["gamma"] is not None:
             assert spec["gamma"] == rbsgd.DATASETS[name]["gamma"]
-        assert widths[spec["gamma_factor"]] == max(val["BSGD merging"].values())
     _assert_pngs(figures, 1)
     assert figures[0].name == "bsgd-table3.png"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(rp.output_files("bsgd-table3"))

@@ -233,14 +233,19 @@ def _choose(names, splits, gamma, budget, grid, factors, n_folds, seed, n_jobs):
     pass at a small ``alpha`` varies by several points with the order of
     the stream). First the width of the data sets without one of their own
     (``gamma[name] is None``): BSGD with merging at the smaller budget over
-    ``factors`` times the "scale" width and every ``alpha`` of ``grid``;
-    the width of the best mean accuracy is kept (the smaller factor on
-    ties). Then, at that width, the ``alpha`` of each BSGD maintenance and
-    the SVC's (``C = 1 / (alpha n)``, on the first split only; Adult's
-    follows merging) are those of best mean accuracy, the smallest on ties.
-    The paper chose every hyper-parameter of every learner by
-    cross-validation; sharing one alpha between the maintenances cost BSGD
-    with removal up to 10 points (Pendigits).
+    ``factors`` times the "scale" width and every ``alpha`` of ``grid``,
+    for each BSGD maintenance: its width of best mean accuracy is kept (the
+    smaller factor on ties); merging's is the data set's, for the other
+    learners. Then the ``alpha`` of each maintenance at its width, and the
+    SVC's (``C = 1 / (alpha n)``, on the first split only; Adult's follows
+    merging), are those of best mean accuracy, the smallest on ties. The
+    paper chose every hyper-parameter of every learner by cross-validation;
+    sharing merging's alpha and width cost BSGD with removal up to 25
+    points (Pendigits) and, with projection, up to 5 (DNA).
+
+    Returns ``(factor, alpha, validation)``: per data set, the width factor
+    and the ``alpha`` of each BSGD maintenance and of ``'SVC'``, and the
+    mean validation accuracies.
     """
     rng = check_random_state(seed)
     folds = {}
@@ -269,27 +274,47 @@ def _choose(names, splits, gamma, budget, grid, factors, n_folds, seed, n_jobs):
     def best(score, name, method, factor):
         return max(grid, key=lambda a: (score[(name, method, factor, a)], -a))
 
-    def best_merging(name, factor):
-        return max(score_width[(name, "BSGD merging", factor, a)] for a in grid)
+    def best_at(name, method, factor):
+        return max(score_width[(name, method, factor, a)] for a in grid)
 
     tried = {name: factors if DATASETS[name]["gamma"] is None else (1,) for name in names}
     score_width = scores(
-        [(n, "BSGD merging", f, a, n_folds) for n in names for f in tried[n] for a in grid]
+        [(n, m, f, a, n_folds) for n in names for m in BSGD_METHODS for f in tried[n] for a in grid]
     )
-    factor = {n: max(tried[n], key=lambda f, n=n: (best_merging(n, f), -f)) for n in names}
-    plan = [(n, m, factor[n], a, n_folds) for n in names for m in BSGD_METHODS[1:] for a in grid]
-    plan += [(n, "SVC", factor[n], a, 1) for n in names if n not in SVC_FROM_MERGING for a in grid]
+    factor = {
+        n: {m: max(tried[n], key=lambda f, n=n, m=m: (best_at(n, m, f), -f)) for m in BSGD_METHODS}
+        for n in names
+    }
+    # The other learners, the SVC included, take merging's width.
+    plan = [
+        (n, "SVC", factor[n]["BSGD merging"], a, 1)
+        for n in names
+        if n not in SVC_FROM_MERGING
+        for a in grid
+    ]
     score = {**scores(plan), **score_width}
     chosen, validation = {}, {}
     for n in names:
+        factor[n]["SVC"] = factor[n]["BSGD merging"]
         methods = (*BSGD_METHODS, *(() if n in SVC_FROM_MERGING else ("SVC",)))
-        chosen[n] = {m: best(score, n, m, factor[n]) for m in methods}
+        chosen[n] = {m: best(score, n, m, factor[n][m]) for m in methods}
         chosen[n].setdefault("SVC", chosen[n]["BSGD merging"])
         validation[n] = {
-            "width": {str(f): best_merging(n, f) for f in tried[n]},
-            **{m: {str(a): score[(n, m, factor[n], a)] for a in grid} for m in methods},
+            "width": {m: {str(f): best_at(n, m, f) for f in tried[n]} for m in BSGD_METHODS},
+            **{m: {str(a): score[(n, m, factor[n][m], a)] for a in grid} for m in methods},
         }
     return factor, chosen, validation
+
+
+def _width_source(factor):
+    """How a width chosen by validation is written in the Settings."""
+    others = ", ".join(
+        f"{m.split()[1]} x{factor[m]:g}"
+        for m in BSGD_METHODS[1:]
+        if factor[m] != factor[BSGD_METHODS[0]]
+    )
+    own = f"; {others}" if others else ""
+    return f"{factor[BSGD_METHODS[0]]:g} / (d Var(X)) on the training rows, by validation{own}"
 
 
 def _cell(results):
@@ -372,14 +397,16 @@ def _table(names, budgets, runs, settings, quick):
         "",
         "| data set | train / test rows | rbf gamma (source) "
         "| alpha = lambda: merging, projection, removal, SVC (chosen) "
-        "| mean validation accuracy %: best per width factor; per alpha (merging) "
+        "| mean validation accuracy % of merging: best per width factor; per alpha "
         "| SVC C = 1 / (alpha n) | SVC support |",
         "|---|---|---|---|---|---|---|",
     ]
     for name in names:
         s = settings["datasets"][name]
         val = s["validation"]
-        widths = ", ".join(f"x{float(f):g}: {acc:.1f}" for f, acc in val["width"].items())
+        widths = ", ".join(
+            f"x{float(f):g}: {acc:.1f}" for f, acc in val["width"]["BSGD merging"].items()
+        )
         alphas = ", ".join(f"{float(a):g}: {acc:.1f}" for a, acc in val["BSGD merging"].items())
         chosen = ", ".join(f"{s['alpha'][m]:g}" for m in (*BSGD_METHODS, "SVC"))
         sv, _ = _mean_std([r["support"] for r in runs[(f"{name}: SVC", None)]])
@@ -397,11 +424,12 @@ def _table(names, budgets, runs, settings, quick):
         "Hyper-parameters come from validation: one pass on a random 80% of the first "
         "run's training rows, scored on the other 20%, averaged over "
         f"{settings['n_folds']} such splits. Where no paper gives the rbf width (DNA, "
-        "Satimage, Pendigits), it is the multiple of the 'scale' rule "
-        f"({', '.join(f'x{f:g}' for f in settings['gamma_factors'])}) of BSGD with "
-        f"merging at B = {budgets[0]}'s best validation accuracy over the alpha grid. "
-        "At that width each BSGD maintenance takes its own alpha of the grid, and the "
-        "SVC, which solves the same regularised hinge loss (with a bias) with "
+        "Satimage, Pendigits), each BSGD maintenance at B = "
+        f"{budgets[0]} takes the multiple of the 'scale' rule "
+        f"({', '.join(f'x{f:g}' for f in settings['gamma_factors'])}) of its best "
+        "validation accuracy over the alpha grid, and the other learners merging's "
+        "(the width shown). Each BSGD maintenance takes its own alpha of the grid at its "
+        "width, and the SVC, which solves the same regularised hinge loss (with a bias) with "
         "C = 1 / (alpha n), takes the alpha of its best accuracy on the first split "
         "(Adult's SVC takes merging's alpha: one fit takes minutes). "
         "Projectron++ uses its hard budget and U = sqrt((B + 1) / log(B + 1)) / 4 with "
@@ -490,7 +518,12 @@ def run(name, quick, out, n_jobs, seed, data_home, progress):
     factor, alpha, validation = _choose(
         names, splits, gamma0, budgets[0], grid, factors, n_folds, seed, n_jobs
     )
-    gamma = {name: gamma0[name] * factor[name] for name in names}
+    # The width of each BSGD maintenance, and merging's for the other learners.
+    gamma = {
+        name: {m: gamma0[name] * factor[name].get(m, factor[name]["BSGD merging"]) for m in
+               (*METHODS, "SVC")}
+        for name in names
+    }  # fmt: skip
     keys, tasks = [], []
     for name in names:
         n_train = splits[name][0][0].shape[0]
@@ -499,7 +532,9 @@ def run(name, quick, out, n_jobs, seed, data_home, progress):
         svc_runs = 1 if DATASETS[name]["split"] is None else n_runs
         for r in range(svc_runs):
             keys.append((f"{name}: SVC", None, r))
-            tasks.append(delayed(_one_pass)("SVC", None, gamma[name], C, 0, *splits[name][r]))
+            tasks.append(
+                delayed(_one_pass)("SVC", None, gamma[name]["SVC"], C, 0, *splits[name][r])
+            )
         for method in METHODS:
             # Stoptron, RBP and Projectron++ take no alpha.
             a = alpha[name].get(method, alpha[name]["BSGD merging"])
@@ -507,8 +542,9 @@ def run(name, quick, out, n_jobs, seed, data_home, progress):
                 for r in range(n_runs):
                     keys.append((f"{name}: {method}", B, r))
                     tasks.append(
-                        delayed(_one_pass)(method, B, gamma[name], a, seed + r, *splits[name][r])
-                    )
+                        delayed(_one_pass)(method, B, gamma[name][method], a, seed + r,
+                                           *splits[name][r])
+                    )  # fmt: skip
     runs = _parallel(keys, tasks, n_jobs, progress, "run", "B")
     settings = {
         "budgets": list(budgets),
@@ -520,12 +556,9 @@ def run(name, quick, out, n_jobs, seed, data_home, progress):
             name: {
                 "n_train": int(splits[name][0][0].shape[0]),
                 "n_test": int(splits[name][0][2].shape[0]),
-                "gamma": gamma[name],
+                "gamma": gamma[name]["BSGD merging"],
                 "gamma_factor": factor[name],
-                "gamma_source": DATASETS[name].get(
-                    "gamma_source",
-                    f"{factor[name]:g} / (d Var(X)) on the training rows, by validation",
-                ),
+                "gamma_source": DATASETS[name].get("gamma_source", _width_source(factor[name])),
                 "alpha": alpha[name],
                 "validation": validation[name],
                 "C": 1.0 / (alpha[name]["SVC"] * splits[name][0][0].shape[0]),
