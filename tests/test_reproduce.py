@@ -172,11 +172,36 @@ def test_reproduce_bsgd_table3_quick(tmp_path, data_env):
             assert 40 < acc[0] <= 100
             if size is not None:
                 assert all(r["support"] <= size for r in runs)
+    assert settings["gamma_factors"] == [1, 4]
     for name, spec in settings["datasets"].items():
-        # alpha is the best of the validation grid; the SVC has C = 1 / (alpha n).
-        val = {float(a): acc for a, acc in spec["validation"].items()}
-        assert spec["alpha"] == max(val, key=lambda a: (val[a], -a))
-        assert spec["C"] == pytest.approx(1 / (spec["alpha"] * spec["n_train"]))
+        # Every alpha is the best of its validation grid (the smallest on
+        # ties); the SVC has C = 1 / (alpha n), Adult's the alpha of merging.
+        val = spec["validation"]
+        methods = ["BSGD merging", "BSGD projection", "BSGD removal", "SVC"]
+        if name == "Adult (a9a)":
+            methods.pop()
+            assert spec["alpha"]["SVC"] == spec["alpha"]["BSGD merging"]
+        assert sorted(val) == sorted([*methods, "width"])
+        for method in methods:
+            acc = {float(a): v for a, v in val[method].items()}
+            assert sorted(acc) == [1e-4, 1e-3]
+            assert spec["alpha"][method] == max(acc, key=lambda a: (acc[a], -a))
+        assert spec["C"] == pytest.approx(1 / (spec["alpha"]["SVC"] * spec["n_train"]))
+        # The widths: for each maintenance, the factor of 'scale' of its best
+        # accuracy (the smaller on ties), where no paper gives one; the SVC
+        # takes merging's.
+        factor = spec["gamma_factor"]
+        assert factor["SVC"] == factor["BSGD merging"]
+        for method in rbsgd.BSGD_METHODS:
+            widths = {float(f): v for f, v in val["width"][method].items()}
+            if rbsgd.DATASETS[name]["gamma"] is None:
+                assert sorted(widths) == [1.0, 4.0]
+                assert factor[method] == max(widths, key=lambda f: (widths[f], -f))
+            else:
+                assert list(widths) == [1.0] and factor[method] == 1
+            assert widths[factor[method]] == max(val[method].values())
+        if rbsgd.DATASETS[name]["gamma"] is not None:
+            assert spec["gamma"] == rbsgd.DATASETS[name]["gamma"]
     _assert_pngs(figures, 1)
     assert figures[0].name == "bsgd-table3.png"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(rp.output_files("bsgd-table3"))
@@ -221,6 +246,21 @@ def test_bsgd_table3_paper_column():
     assert (est.budget, est.alpha, est.maintenance, est.gamma) == (100, 1e-4, "projection", 0.5)
     est = rbsgd._estimator("Projectron++", 100, 0.5, 1e-4, 3)
     assert est.budget == 100 and est.eta == "adaptive" and est.U == _common.forgetron_U(100)
+
+
+def test_bsgd_table3_cell(data_env):
+    # The cells of the default run (--random-state 0), as its table printed
+    # them: Banana's Stoptron (no alpha, a fixed width) and BSGD with removal
+    # at alpha = 1e-3 (the alpha the run chose before each learner had its own).
+    mean, std = rbsgd.cell("Banana", "Stoptron", 100)
+    assert (f"{mean:.2f}", f"{std:.2f}") == ("85.92", "1.42")
+    mean, std = rbsgd.cell("Banana", "BSGD removal", 100, alpha=1e-3)
+    assert (f"{mean:.2f}", f"{std:.2f}") == ("85.02", "4.24")
+    # Another width is another cell; the SVC is fitted once on a fixed split
+    # of Banana's every run.
+    assert rbsgd.cell("Banana", "BSGD removal", 100, alpha=1e-3, gamma_factor=4)[0] != mean
+    mean, std = rbsgd.cell("Banana", "SVC", alpha=1e-3)
+    assert f"{mean:.2f}" == "91.06" and std > 0
 
 
 def test_bsgd_table3_new_data(data_env):
