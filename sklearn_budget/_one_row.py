@@ -134,6 +134,9 @@ class _OneRowPath:
         self.rng = est._rng
         self.rule = est._make_rule()
         self.hooks = _hooks(est, self.rule)
+        # k(x, x) of the kernels whose diagonal is 1 for every row (as
+        # ``Kernel.diag`` gives it): no numpy call per round.
+        self.unit_diag = kernel.kernel in ("rbf", "laplacian")
         if self.hooks == "generator":
             self.rule.set_generator(est._rng)
         # The bins of the margins are recorded in compiled code, by the
@@ -206,7 +209,7 @@ class _OneRowPath:
         fast, rule, state = self.fast, self.rule, est._state
         y = (2 * label - 1) if self.binary else label
         # k(x, x) as the blocks compute it (the call's first failure point).
-        kxx = float(est._kernel.diag(fast.row)[0])
+        kxx = 1.0 if self.unit_diag else float(est._kernel.diag(fast.row)[0])
         hooks = self.hooks
         with est._transaction(deep=False) as tx:
             fast.begin(hooks == "python")
@@ -257,7 +260,10 @@ class _OneRowPath:
                 est._block_end(rule, fast.row, None)
             if retired is not None:
                 fast.rebind()
-            if fast.averaged and not est._average_is_finite():
+            # The rule's hooks may replace the arrays the engine is bound to.
+            if fast.averaged and not (
+                fast.average_finite() if hooks != "python" else est._average_is_finite()
+            ):
                 raise ValueError(
                     _rounds._overflow_message(
                         fast.row, np.array([w]), "Non-finite averaged coefficients after the call"

@@ -1,0 +1,110 @@
+"""The shortcuts of the one-row path give what the slow path gives.
+
+Each shortcut that saves work per round (``_one_row.py``,
+``_one_row_fast.pyx``, ``_pool.pyx``) is compared here with the computation
+it replaces, bit for bit.
+"""
+
+import pickle
+
+import _instances
+import numpy as np
+import pytest
+
+from sklearn_budget import _one_row
+from sklearn_budget._kernels import Kernel
+from sklearn_budget._pool import average_finite
+
+
+def numpy_average_finite(acc, alpha, stamp, clock, n, pool_coef, m):
+    """The test of finite averaged sums as numpy computes it (the slow path)."""
+    with np.errstate(all="ignore"):
+        sums = acc[:n] + alpha[:n] * (clock - stamp[:n])[:, None]
+    return bool(np.isfinite(sums).all() and np.isfinite(pool_coef[:m]).all())
+
+
+def test_average_finite_on_hand_made_sums():
+    acc = np.array([[1.0, -2.0], [3.0, 4.0], [np.inf, 0.0]])
+    alpha = np.array([[0.5, 0.5], [1e300, 1.0], [0.0, 0.0]])
+    stamp = np.array([1.0, 2.0, 0.0])
+    pool = np.array([[1.0, 1.0], [np.nan, 0.0]])
+    # The third member and the second pool row are beyond the counts.
+    assert average_finite(acc, alpha, stamp, 2.0, 2, pool, 1) is True
+    # 1e300 * (1e10 - 2) overflows in the second member's sum.
+    assert average_finite(acc, alpha, stamp, 1e10, 2, pool, 1) is False
+    assert average_finite(acc, alpha, stamp, 2.0, 3, pool, 1) is False
+    assert average_finite(acc, alpha, stamp, 2.0, 2, pool, 2) is False
+    assert average_finite(acc, alpha, stamp, 2.0, 0, pool, 0) is True
+
+
+def test_average_finite_is_the_numpy_test():
+    rng = np.random.RandomState(0)
+    for trial in range(200):
+        n, m, R = rng.randint(0, 6), rng.randint(0, 6), rng.randint(1, 4)
+        acc = rng.randn(n + 2, R) * 10.0 ** rng.randint(0, 309, size=(n + 2, R))
+        alpha = rng.randn(n + 2, R) * 10.0 ** rng.randint(0, 309, size=(n + 2, R))
+        stamp = rng.randint(0, 100, size=n + 2).astype(float)
+        pool = rng.randn(m + 1, R)
+        if trial % 3 == 0:
+            pool[rng.randint(m + 1), rng.randint(R)] = rng.choice([np.inf, -np.inf, np.nan])
+        clock = float(rng.choice([100.0, 1e10]))
+        args = (acc, alpha, stamp, clock, n, pool, m)
+        assert average_finite(*args) is numpy_average_finite(*args)
+
+
+def averaged_stream(name, n=300, kernel="rbf"):
+    rng = np.random.RandomState(0)
+    X = rng.randn(n, 3)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    est = _instances.make(name, random_state=0, gamma=0.5, budget=10, kernel=kernel)
+    est.partial_fit(X[:1], y[:1], classes=[0, 1])
+    for i in range(1, n):
+        est.partial_fit(X[i : i + 1], y[i : i + 1])
+    return est, X, y
+
+
+@pytest.mark.parametrize("name", ["Forgetron", "RandomizedBudgetPerceptron"])
+def test_the_compiled_test_of_the_average_is_the_estimators(name):
+    est, _, _ = averaged_stream(name)
+    path = _one_row.current_path(est)
+    assert path is not None and path.fast.averaged
+    assert int(est._state["pool_n"][0]) > 0
+    assert path.fast.average_finite() is True
+    assert est._average_is_finite() is True
+    # A member's sum that overflows once brought to the clock, then a pool
+    # sum that is not finite: both tests see them.
+    alpha = est._state["alpha"]
+    saved = alpha[0].copy()
+    alpha[0] = 1e308
+    assert path.fast.average_finite() is False
+    assert est._average_is_finite() is False
+    alpha[0] = saved
+    pool = est._state["pool_coef"]
+    pool[0, 0] = np.nan
+    assert path.fast.average_finite() is False
+    assert est._average_is_finite() is False
+
+
+def test_unit_diagonal_of_the_one_row_path_is_the_kernels():
+    # The one-row path takes k(x, x) = 1 for these kernels without calling
+    # Kernel.diag: the value the blocks get from it.
+    X = np.random.RandomState(0).randn(50, 4) * 1e3
+    for name in ("rbf", "laplacian"):
+        diag = Kernel(name, gamma=0.7).diag(X)
+        assert diag.dtype == np.float64
+        assert np.array_equal(diag, np.ones(50))
+
+
+@pytest.mark.parametrize("kernel", ["laplacian", "poly"])
+def test_one_row_stream_is_one_call_with_other_kernels(kernel):
+    est, X, y = averaged_stream("Forgetron", n=200, kernel=kernel)
+    assert type(_one_row._ONE_ROW.get(est)) is _one_row._OneRowPath
+    assert _one_row._ONE_ROW[est].unit_diag is (kernel == "laplacian")
+    ref = _instances.make(
+        "Forgetron", random_state=0, gamma=0.5, budget=10, kernel=kernel
+    ).partial_fit(X, y, classes=[0, 1])
+    names = ["support_", "dual_coef_", "support_vectors_", "n_mistakes_", "proba_scale_"]
+    assert [pickle.dumps(getattr(est, a)) for a in names] == [
+        pickle.dumps(getattr(ref, a)) for a in names
+    ]
+    np.testing.assert_array_equal(est.predict_proba(X), ref.predict_proba(X))
