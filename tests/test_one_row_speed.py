@@ -108,3 +108,67 @@ def test_one_row_stream_is_one_call_with_other_kernels(kernel):
         pickle.dumps(getattr(ref, a)) for a in names
     ]
     np.testing.assert_array_equal(est.predict_proba(X), ref.predict_proba(X))
+
+
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("name", ["FourierOnlineClassifier", "NystroemOnlineClassifier"])
+def test_river_events_of_the_feature_estimators_are_one_row_calls(name, average, monkeypatch):
+    # River's events of FOGD and NOGD skip the validation of their label:
+    # the model of one-row partial_fit calls of the same rows, bit for bit,
+    # and every event but the first takes that path.
+    sbr = pytest.importorskip("sklearn_budget.river")
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 3)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    labels = np.array(["no", "yes"])[y]
+    params = dict(random_state=0, budget=20, gamma=0.5, average=average)
+    model = getattr(sbr, name)(classes=("no", "yes"), **params)
+    cls = type(model)._estimator_class
+    played = []
+    original = cls._play_one_row
+
+    def play(self, *args):
+        played.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(cls, "_play_one_row", play)
+    for row, label in zip(X, labels):
+        model.learn_one({"a": row[0], "b": row[1], "c": row[2]}, str(label))
+    events = len(played)
+    ref = cls(**params)
+    ref.partial_fit(X[:1], labels[:1], classes=np.array(["no", "yes"]))
+    for i in range(1, len(X)):
+        ref.partial_fit(X[i : i + 1], labels[i : i + 1])
+    assert events == len(X) - 1
+    assert len(played) == 2 * len(X) - 2  # the reference's one-row calls
+    est = model.estimator_
+    for key, a in ref._state.items():
+        np.testing.assert_array_equal(est._state[key], a, err_msg=key)
+    np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
+    np.testing.assert_array_equal(est.predict_proba(X), ref.predict_proba(X))
+
+
+def test_odd_and_bad_river_events_of_a_feature_estimator():
+    # Values the event path does not take go through partial_fit: the
+    # model of the numbers they stand for, or partial_fit's error with the
+    # model left as it was.
+    sbr = pytest.importorskip("sklearn_budget.river")
+    rng = np.random.RandomState(1)
+    X = rng.randn(60, 2)
+    y = X[:, 0] > 0
+    model = sbr.FourierOnlineClassifier(random_state=0, budget=10, gamma=0.5)
+    ref = sbr.FourierOnlineClassifier(random_state=0, budget=10, gamma=0.5)
+    for i, (row, label) in enumerate(zip(X, y)):
+        plain = {"f0": float(row[0]), "f1": float(row[1])}
+        odd = {"f0": str(row[0]), "f1": np.float32(row[1]), "extra": "ignored"}
+        if i >= 30:
+            plain["f1"] = float(np.float32(row[1]))
+        model.learn_one(odd if i >= 30 else plain, bool(label))
+        ref.learn_one(plain, bool(label))
+    for key, a in ref.estimator_._state.items():
+        np.testing.assert_array_equal(model.estimator_._state[key], a, err_msg=key)
+    before = pickle.dumps(model)
+    for bad, match in [(float("inf"), "infinity"), (None, "NaN|float"), ("text", "convert")]:
+        with pytest.raises((ValueError, TypeError), match=match):
+            model.learn_one({"f0": bad}, True)
+    assert pickle.dumps(model) == before
