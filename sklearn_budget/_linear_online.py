@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import _DOC_LINK_TEMPLATE
 from ._calibration import MARGIN_BINS, fit_scale, log_probabilities, new_bins, record_margins
 from ._ogd import hinge_rounds
+from ._one_row import event_row
 from ._stream import _OnlineStreamMixin
 from ._transaction import published
 from ._validation import _lean_labels, _lean_rows
@@ -163,13 +164,8 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             or self.classes_.dtype.kind not in "iubU"  # labels _lean_labels takes
         ):
             return False
-        values = [0.0] * self.n_features_in_
-        for key, value in x.items():
-            j = columns.get(key)
-            if j is not None:
-                values[j] = value
         try:
-            X = np.array([values], dtype=np.float64)
+            X = event_row(x, columns, self.n_features_in_)
         except (TypeError, ValueError, OverflowError):
             return False
         if not _lean_rows(self, X):

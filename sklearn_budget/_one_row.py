@@ -385,6 +385,19 @@ def partial_fit_one_row(est, X, y, classes):
     return _play_loaded_row(est, path, label, w)
 
 
+def event_row(x, columns, n_features):
+    """River's event ``x`` (a dict of features; ``columns`` maps a key to its
+    column) as a one-row float64 array: 0 where a column is missing, keys
+    that are not columns ignored. Raises as numpy does on a value that is
+    not a number."""
+    values = [0.0] * n_features
+    for key, value in x.items():
+        j = columns.get(key)
+        if j is not None:
+            values[j] = value
+    return np.array([values], dtype=np.float64)
+
+
 def learn_event(est, x, columns, label):
     """River's ``learn_one``: play the event ``x``, a dict of features
     (``columns`` maps a key to its column), of class index ``label``.
