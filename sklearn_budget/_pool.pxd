@@ -1,3 +1,5 @@
+"""Declarations of ``_pool.pyx`` shared with the compiled one-row path."""
+
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 

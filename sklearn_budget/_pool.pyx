@@ -2,7 +2,8 @@
 # cython: initializedcheck=False, nonecheck=False
 """The greedy selection of the pool of the bounded average (``_averaging.py``
 documents the pool; ``doc/decisions.rst``, Averaging with removals, the
-choice).
+choice), and the test that the sums of the average are finite, which every
+call (one-row calls included) makes after its rounds.
 """
 
 # Authors: The sklearn-budget developers
@@ -84,7 +85,6 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
             out[s] = p
             m = s + 1
     return np.sort(chosen[:m])
-
 
 
 cdef bint finite_sums(const double[:, ::1] acc, const double[:, ::1] alpha,
