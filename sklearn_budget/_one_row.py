@@ -134,9 +134,6 @@ class _OneRowPath:
         self.rng = est._rng
         self.rule = est._make_rule()
         self.hooks = _hooks(est, self.rule)
-        # k(x, x) of the kernels whose diagonal is 1 for every row (as
-        # ``Kernel.diag`` gives it): no numpy call per round.
-        self.unit_diag = kernel.kernel in ("rbf", "laplacian")
         if self.hooks == "generator":
             self.rule.set_generator(est._rng)
         # The bins of the margins are recorded in compiled code, by the
@@ -209,7 +206,7 @@ class _OneRowPath:
         fast, rule, state = self.fast, self.rule, est._state
         y = (2 * label - 1) if self.binary else label
         # k(x, x) as the blocks compute it (the call's first failure point).
-        kxx = 1.0 if self.unit_diag else float(est._kernel.diag(fast.row)[0])
+        kxx = float(est._kernel.diag(fast.row)[0])
         hooks = self.hooks
         with est._transaction(deep=False) as tx:
             fast.begin(hooks == "python")

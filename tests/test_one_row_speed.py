@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from sklearn_budget import _one_row
-from sklearn_budget._kernels import Kernel
 from sklearn_budget._pool import average_finite
 
 
@@ -83,31 +82,6 @@ def test_the_compiled_test_of_the_average_is_the_estimators(name):
     pool[0, 0] = np.nan
     assert path.fast.average_finite() is False
     assert est._average_is_finite() is False
-
-
-def test_unit_diagonal_of_the_one_row_path_is_the_kernels():
-    # The one-row path takes k(x, x) = 1 for these kernels without calling
-    # Kernel.diag: the value the blocks get from it.
-    X = np.random.RandomState(0).randn(50, 4) * 1e3
-    for name in ("rbf", "laplacian"):
-        diag = Kernel(name, gamma=0.7).diag(X)
-        assert diag.dtype == np.float64
-        assert np.array_equal(diag, np.ones(50))
-
-
-@pytest.mark.parametrize("kernel", ["laplacian", "poly"])
-def test_one_row_stream_is_one_call_with_other_kernels(kernel):
-    est, X, y = averaged_stream("Forgetron", n=200, kernel=kernel)
-    assert type(_one_row._ONE_ROW.get(est)) is _one_row._OneRowPath
-    assert _one_row._ONE_ROW[est].unit_diag is (kernel == "laplacian")
-    ref = _instances.make(
-        "Forgetron", random_state=0, gamma=0.5, budget=10, kernel=kernel
-    ).partial_fit(X, y, classes=[0, 1])
-    names = ["support_", "dual_coef_", "support_vectors_", "n_mistakes_", "proba_scale_"]
-    assert [pickle.dumps(getattr(est, a)) for a in names] == [
-        pickle.dumps(getattr(ref, a)) for a in names
-    ]
-    np.testing.assert_array_equal(est.predict_proba(X), ref.predict_proba(X))
 
 
 @pytest.mark.parametrize("average", [False, True])
