@@ -51,7 +51,7 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ._kernels import kernel_values, single_blas_thread
-from ._pool import omp_select
+from ._pool import average_finite, omp_select
 from ._rounds import _vstack
 
 # The pool is compressed to the budget once it holds more than this many
@@ -269,15 +269,15 @@ class _AveragingMixin:
         largest float overflow in the sums of the rounds that follow."""
         if not self._averages:
             return True
-        n, state = self._n, self._state
-        with np.errstate(all="ignore"):
-            acc = (
-                state["acc"][:n]
-                + state["alpha"][:n] * (state["scale"][1] - state["stamp"][:n])[:, None]
-            )
-        return bool(
-            np.isfinite(acc).all()
-            and np.isfinite(state["pool_coef"][: int(state["pool_n"][0])]).all()
+        state = self._state
+        return average_finite(
+            state["acc"],
+            state["alpha"],
+            state["stamp"],
+            float(state["scale"][1]),
+            int(state["counters"][0]),
+            state["pool_coef"],
+            int(state["pool_n"][0]),
         )
 
     def _averaged_members(self, sv, idx, coef):

@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import _DOC_LINK_TEMPLATE
 from ._calibration import MARGIN_BINS, fit_scale, log_probabilities, new_bins, record_margins
 from ._ogd import hinge_rounds
+from ._one_row import event_row
 from ._stream import _OnlineStreamMixin
 from ._transaction import published
 from ._validation import _lean_labels, _lean_rows
@@ -141,17 +142,53 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         labels = _lean_labels(self, y, classes, 1)
         if labels is None or not labels[1][0] > 0:
             return False
+        self._play_one_row(X, labels[0].astype(np.int64, copy=False), labels[1])
+        return True
+
+    def _partial_fit_event(self, x, columns, label):
+        """River's ``learn_one``: play the event ``x``, a dict of features
+        (``columns`` maps a key to its column), of class index ``label``.
+
+        The row is converted as river's classifiers convert it, and the label
+        is the class index that ``_lean_labels`` finds for it (the caller's
+        labels are the sorted ``classes_``), with a weight of 1: the call of
+        ``partial_fit(row, [classes_[label]])``, without validating the label
+        again. Returns whether it played the event: False, with nothing
+        changed, where the row is not one that ``partial_fit`` takes as it
+        is, or ``class_weight`` is set (the caller then calls ``partial_fit``,
+        and its messages).
+        """
+        if (
+            self.class_weight is not None
+            or "_state" not in vars(self)
+            or self.classes_.dtype.kind not in "iubU"  # labels _lean_labels takes
+        ):
+            return False
+        try:
+            X = event_row(x, columns, self.n_features_in_)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        if not _lean_rows(self, X):
+            return False
+        self._play_one_row(X, np.array([label], dtype=np.int64), np.ones(1))
+        return True
+
+    def _event_scores(self, x, columns, proba=False):
+        """River's predictions take ``decision_function`` here (None)."""
+        return None
+
+    def _play_one_row(self, X, cls, w):
+        """Play the validated row ``X`` of class index ``cls`` (shape (1,))
+        and weight ``w``; atomic."""
         with self._transaction(deep=True) as transaction:
             self._validate_params()
             self._check_stream_continues()
-            cls = labels[0].astype(np.int64, copy=False)
             index = self._stream_index(1)
             # The row changes one bin of the margins: its undo keeps that
             # bin's values rather than a copy of every bin.
-            self._play_block(X, cls, labels[1], index, _BinUndo(self._state, transaction))
+            self._play_block(X, cls, w, index, _BinUndo(self._state, transaction))
             self.n_iter_ = 1
             self._end_of_call(1)
-        return True
 
     def _hinge_rounds(self, Z, cls, sw, calibrate, W, acc, start=0, stop=None, **kernel_mode):
         """Play rows ``start .. stop`` of the features ``Z`` on the weights ``W``

@@ -257,7 +257,10 @@ class _OneRowPath:
                 est._block_end(rule, fast.row, None)
             if retired is not None:
                 fast.rebind()
-            if fast.averaged and not est._average_is_finite():
+            # The rule's hooks may replace the arrays the engine is bound to.
+            if fast.averaged and not (
+                fast.average_finite() if hooks != "python" else est._average_is_finite()
+            ):
                 raise ValueError(
                     _rounds._overflow_message(
                         fast.row, np.array([w]), "Non-finite averaged coefficients after the call"
@@ -377,6 +380,19 @@ def partial_fit_one_row(est, X, y, classes):
     if not path.fast.load(X):
         return False
     return _play_loaded_row(est, path, label, w)
+
+
+def event_row(x, columns, n_features):
+    """River's event ``x`` (a dict of features; ``columns`` maps a key to its
+    column) as a one-row float64 array: 0 where a column is missing, keys
+    that are not columns ignored. Raises as numpy does on a value that is
+    not a number."""
+    values = [0.0] * n_features
+    for key, value in x.items():
+        j = columns.get(key)
+        if j is not None:
+            values[j] = value
+    return np.array([values], dtype=np.float64)
 
 
 def learn_event(est, x, columns, label):

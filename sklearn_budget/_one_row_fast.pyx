@@ -20,6 +20,7 @@ import numpy as np
 from ._dense_rows cimport dense_kernel_row, load_event, load_row
 from ._engine cimport Engine, Rule
 from ._margins cimport MarginBins, average_margin, average_scores, log_proba
+from ._pool cimport finite_sums
 
 
 cdef class OneRow:
@@ -154,7 +155,8 @@ cdef class OneRow:
             m = self.pool_X.shape[0]
             if self.avg_k is None or self.avg_k.shape[0] < m:
                 self.avg_k = np.zeros(max(m, 1))
-            self.avg_f = np.zeros(self.engine.R)
+            if self.avg_f.shape[0] != self.engine.R:  # not allocated yet
+                self.avg_f = np.zeros(self.engine.R)
 
     def binds(self, dict state):
         """Whether ``state`` holds exactly the arrays this object is bound to."""
@@ -300,6 +302,12 @@ cdef class OneRow:
                              e.gamma, e.degree, e.coef0, &self.avg_k[0])
         return average_margin(self.pool_coef, &self.avg_k[0], m, &e.aout[0, 0], <double>e.t,
                               y, &self.avg_f[0])
+
+    def average_finite(self):
+        """Whether the sums of the average are finite after the round
+        (``_AveragingMixin._average_is_finite`` on the arrays bound here)."""
+        cdef Engine e = self.engine
+        return finite_sums(e.acc, e.alpha, e.stamp, e.clock, e.n, self.pool_coef, self.pool_n[0])
 
     def undo(self):
         """Put back everything the last :meth:`play` changed (nothing if none is active)."""

@@ -38,6 +38,7 @@ except ImportError as exc:  # pragma: no cover - the extra is not installed
 import numpy as np
 
 import sklearn_budget as _sklearn_budget
+from sklearn_budget import _one_row
 
 # A river classifier feeds its estimator one-row ``partial_fit`` calls: every
 # estimator of the package that has the method has one, of the same name
@@ -92,13 +93,7 @@ class _RiverClassifier(_river_base.Classifier):
 
     def _row(self, x):
         """The event ``x`` as a one-row float64 array of the model's columns."""
-        values = [0.0] * len(self._columns)
-        index = self._column_index
-        for key, value in x.items():
-            j = index.get(key)
-            if j is not None:
-                values[j] = value
-        return np.array([values], dtype=np.float64)
+        return _one_row.event_row(x, self._column_index, len(self._columns))
 
     def learn_one(self, x, y):
         """Play the event ``(x, y)`` as the next round of the stream.

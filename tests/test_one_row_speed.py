@@ -1,0 +1,148 @@
+"""The shortcuts of the one-row path give what the slow path gives.
+
+Each shortcut that saves work per round (``_one_row.py``,
+``_one_row_fast.pyx``, ``_pool.pyx``) is compared here with the computation
+it replaces, bit for bit.
+"""
+
+import pickle
+
+import _instances
+import numpy as np
+import pytest
+
+from sklearn_budget import _one_row
+from sklearn_budget._pool import average_finite
+
+
+def numpy_average_finite(acc, alpha, stamp, clock, n, pool_coef, m):
+    """The test of finite averaged sums as numpy computes it (the slow path)."""
+    with np.errstate(all="ignore"):
+        sums = acc[:n] + alpha[:n] * (clock - stamp[:n])[:, None]
+    return bool(np.isfinite(sums).all() and np.isfinite(pool_coef[:m]).all())
+
+
+def test_average_finite_on_hand_made_sums():
+    acc = np.array([[1.0, -2.0], [3.0, 4.0], [np.inf, 0.0]])
+    alpha = np.array([[0.5, 0.5], [1e300, 1.0], [0.0, 0.0]])
+    stamp = np.array([1.0, 2.0, 0.0])
+    pool = np.array([[1.0, 1.0], [np.nan, 0.0]])
+    # The third member and the second pool row are beyond the counts.
+    assert average_finite(acc, alpha, stamp, 2.0, 2, pool, 1) is True
+    # 1e300 * (1e10 - 2) overflows in the second member's sum.
+    assert average_finite(acc, alpha, stamp, 1e10, 2, pool, 1) is False
+    assert average_finite(acc, alpha, stamp, 2.0, 3, pool, 1) is False
+    assert average_finite(acc, alpha, stamp, 2.0, 2, pool, 2) is False
+    assert average_finite(acc, alpha, stamp, 2.0, 0, pool, 0) is True
+
+
+def test_average_finite_is_the_numpy_test():
+    rng = np.random.RandomState(0)
+    for trial in range(200):
+        n, m, R = rng.randint(0, 6), rng.randint(0, 6), rng.randint(1, 4)
+        acc = rng.randn(n + 2, R) * 10.0 ** rng.randint(0, 309, size=(n + 2, R))
+        alpha = rng.randn(n + 2, R) * 10.0 ** rng.randint(0, 309, size=(n + 2, R))
+        stamp = rng.randint(0, 100, size=n + 2).astype(float)
+        pool = rng.randn(m + 1, R)
+        if trial % 3 == 0:
+            pool[rng.randint(m + 1), rng.randint(R)] = rng.choice([np.inf, -np.inf, np.nan])
+        clock = float(rng.choice([100.0, 1e10]))
+        args = (acc, alpha, stamp, clock, n, pool, m)
+        assert average_finite(*args) is numpy_average_finite(*args)
+
+
+def averaged_stream(name, n=300, kernel="rbf"):
+    rng = np.random.RandomState(0)
+    X = rng.randn(n, 3)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    est = _instances.make(name, random_state=0, gamma=0.5, budget=10, kernel=kernel)
+    est.partial_fit(X[:1], y[:1], classes=[0, 1])
+    for i in range(1, n):
+        est.partial_fit(X[i : i + 1], y[i : i + 1])
+    return est, X, y
+
+
+@pytest.mark.parametrize("name", ["Forgetron", "RandomizedBudgetPerceptron"])
+def test_the_compiled_test_of_the_average_is_the_estimators(name):
+    est, _, _ = averaged_stream(name)
+    path = _one_row.current_path(est)
+    assert path is not None and path.fast.averaged
+    assert int(est._state["pool_n"][0]) > 0
+    assert path.fast.average_finite() is True
+    assert est._average_is_finite() is True
+    # A member's sum that overflows once brought to the clock, then a pool
+    # sum that is not finite: both tests see them.
+    alpha = est._state["alpha"]
+    saved = alpha[0].copy()
+    alpha[0] = 1e308
+    assert path.fast.average_finite() is False
+    assert est._average_is_finite() is False
+    alpha[0] = saved
+    pool = est._state["pool_coef"]
+    pool[0, 0] = np.nan
+    assert path.fast.average_finite() is False
+    assert est._average_is_finite() is False
+
+
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("name", ["FourierOnlineClassifier", "NystroemOnlineClassifier"])
+def test_river_events_of_the_feature_estimators_are_one_row_calls(name, average, monkeypatch):
+    # River's events of FOGD and NOGD skip the validation of their label:
+    # the model of one-row partial_fit calls of the same rows, bit for bit,
+    # and every event but the first takes that path.
+    sbr = pytest.importorskip("sklearn_budget.river")
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 3)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    labels = np.array(["no", "yes"])[y]
+    params = dict(random_state=0, budget=20, gamma=0.5, average=average)
+    model = getattr(sbr, name)(classes=("no", "yes"), **params)
+    cls = type(model)._estimator_class
+    played = []
+    original = cls._play_one_row
+
+    def play(self, *args):
+        played.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(cls, "_play_one_row", play)
+    for row, label in zip(X, labels):
+        model.learn_one({"a": row[0], "b": row[1], "c": row[2]}, str(label))
+    events = len(played)
+    ref = cls(**params)
+    ref.partial_fit(X[:1], labels[:1], classes=np.array(["no", "yes"]))
+    for i in range(1, len(X)):
+        ref.partial_fit(X[i : i + 1], labels[i : i + 1])
+    assert events == len(X) - 1
+    assert len(played) == 2 * len(X) - 2  # the reference's one-row calls
+    est = model.estimator_
+    for key, a in ref._state.items():
+        np.testing.assert_array_equal(est._state[key], a, err_msg=key)
+    np.testing.assert_array_equal(est.decision_function(X), ref.decision_function(X))
+    np.testing.assert_array_equal(est.predict_proba(X), ref.predict_proba(X))
+
+
+def test_odd_and_bad_river_events_of_a_feature_estimator():
+    # Values the event path does not take go through partial_fit: the
+    # model of the numbers they stand for, or partial_fit's error with the
+    # model left as it was.
+    sbr = pytest.importorskip("sklearn_budget.river")
+    rng = np.random.RandomState(1)
+    X = rng.randn(60, 2)
+    y = X[:, 0] > 0
+    model = sbr.FourierOnlineClassifier(random_state=0, budget=10, gamma=0.5)
+    ref = sbr.FourierOnlineClassifier(random_state=0, budget=10, gamma=0.5)
+    for i, (row, label) in enumerate(zip(X, y)):
+        plain = {"f0": float(row[0]), "f1": float(row[1])}
+        odd = {"f0": str(row[0]), "f1": np.float32(row[1]), "extra": "ignored"}
+        if i >= 30:
+            plain["f1"] = float(np.float32(row[1]))
+        model.learn_one(odd if i >= 30 else plain, bool(label))
+        ref.learn_one(plain, bool(label))
+    for key, a in ref.estimator_._state.items():
+        np.testing.assert_array_equal(model.estimator_._state[key], a, err_msg=key)
+    before = pickle.dumps(model)
+    for bad, match in [(float("inf"), "infinity"), (None, "NaN|float"), ("text", "convert")]:
+        with pytest.raises((ValueError, TypeError), match=match):
+            model.learn_one({"f0": bad}, True)
+    assert pickle.dumps(model) == before
