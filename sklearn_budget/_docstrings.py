@@ -444,3 +444,25 @@ def _feature_doc(text):
         .replace("    FEATURE_VERBOSE\n", _FEATURE_VERBOSE_DOC.lstrip("\n"))
         .replace("    FEATURE_ATTRIBUTES\n", _FEATURE_ATTRIBUTES_DOC.lstrip("\n"))
     )
+
+
+# The Warns section of ``fit``, shared by the estimators that play epochs.
+_FIT_WARNS_DOC = """\
+        ConvergenceWarning
+            When ``fit`` played ``max_iter`` epochs where the ``tol``
+            criterion could have stopped it (see ``tol``); and when the
+            mistakes of the fitted model on its training rows (at most 2048
+            of them, evenly spaced) or, for the last hypothesis
+            (``average=False``), those of the second half of the first epoch,
+            each row predicted before it was learnt (an estimate of the
+            error on new rows; from 200 rows in that half), are not
+            significantly fewer than those of always predicting the most
+            frequent class (by two standard deviations of that count; rows
+            of equal weight only): then the model has likely learnt nothing
+            useful.
+"""
+
+
+def _fit_doc(doc):
+    """``fit``'s docstring with its Warns section filled in."""
+    return doc.replace("        FIT_WARNS\n", _FIT_WARNS_DOC)

@@ -36,6 +36,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import unique_labels
 
 from ._deprecation import renamed_value, user_stacklevel
+from ._docstrings import _fit_doc
 from ._progress import _Progress
 from ._transaction import Transaction, before_change
 from ._validation import (
@@ -300,22 +301,13 @@ class _OnlineStreamMixin:
 
         Warns
         -----
-        ConvergenceWarning
-            When ``fit`` played ``max_iter`` epochs where the ``tol``
-            criterion could have stopped it (see ``tol``); and when the
-            mistakes of the fitted model on its training rows (at most 2048
-            of them, evenly spaced) or, for the last hypothesis
-            (``average=False``), those of the second half of the first epoch,
-            each row predicted before it was learnt (an estimate of the
-            error on new rows; from 200 rows in that half), are not
-            significantly fewer than those of always predicting the most
-            frequent class (by two standard deviations of that count; rows
-            of equal weight only): then the model has likely learnt nothing
-            useful.
+        FIT_WARNS
         """
         # A warm start changes the state in place; a reset replaces it.
         with self._transaction(deep=self.warm_start and hasattr(self, "_state")):
             return self._fit(X, y, sample_weight)
+
+    fit.__doc__ = _fit_doc(fit.__doc__)
 
     def _check_renamed_parameters(self):
         """Warn about the deprecated names set (an error if both names are)."""

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import _DOC_LINK_TEMPLATE
 from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
 from ._deprecation import DEPRECATED, DEPRECATED_CONSTRAINT, renamed_value
-from ._docstrings import _MAX_ITER_DOC, _STOPPING_DOC
+from ._docstrings import _MAX_ITER_DOC, _STOPPING_DOC, _fit_doc
 from ._stream import _OnlineStreamMixin
 from ._transaction import published
 
@@ -819,20 +819,11 @@ NOTES
 
         Warns
         -----
-        ConvergenceWarning
-            When ``fit`` played ``max_iter`` epochs where the ``tol``
-            criterion could have stopped it (see ``tol``); and when the
-            mistakes of the fitted model on its training rows (at most 2048
-            of them, evenly spaced) or, for the last hypothesis
-            (``average=False``), those of the second half of the first epoch,
-            each row predicted before it was learnt (an estimate of the
-            error on new rows; from 200 rows in that half), are not
-            significantly fewer than those of always predicting the most
-            frequent class (by two standard deviations of that count; rows
-            of equal weight only): then the model has likely learnt nothing
-            useful.
+        FIT_WARNS
         """
         return super().fit(X, y, sample_weight)
+
+    fit.__doc__ = _fit_doc(fit.__doc__)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Play the rows of ``(X, y)`` as the next rounds of the stream.
