@@ -391,6 +391,17 @@ _FEATURE_STOPPING_DOC = (
 """
 )
 
+_FEATURE_AVERAGE_DEFAULT_DOC = """
+        True by default, unlike the published algorithm (Lu et al., 2016),
+        which returns the last hypothesis: the average holds where the last
+        hypothesis falls to the majority rate (Banana at 1/20 of the
+        ``'scale'`` width: FOGD -10.9 and NOGD -10.3 points against it with
+        the last hypothesis, +5.8 and +6.4 with the average; 2,000 rows, 3
+        seeds), and on the full sets it is within 0.1 point or better
+        (NOGD on a9a at budgets 100 and 500: 0.851 and 0.853 against 0.845
+        and 0.846; on USPS, 10 classes, at 100: 0.913 against 0.914).
+"""
+
 _FEATURE_CLASS_WEIGHT_DOC = """
     class_weight : dict, 'balanced' or None, default=None
         Step multiplier of each class, ``{class_label: weight}``: the
@@ -440,6 +451,7 @@ def _feature_doc(text):
     """Fill in the parameters and attributes shared by FOGD and NOGD."""
     return (
         text.replace("    FEATURE_STOPPING\n", _FEATURE_STOPPING_DOC.lstrip("\n"))
+        .replace("    FEATURE_AVERAGE_DEFAULT\n", _FEATURE_AVERAGE_DEFAULT_DOC.lstrip("\n"))
         .replace("    FEATURE_CLASS_WEIGHT\n", _FEATURE_CLASS_WEIGHT_DOC.lstrip("\n"))
         .replace("    FEATURE_VERBOSE\n", _FEATURE_VERBOSE_DOC.lstrip("\n"))
         .replace("    FEATURE_ATTRIBUTES\n", _FEATURE_ATTRIBUTES_DOC.lstrip("\n"))

@@ -108,17 +108,14 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
 
     FEATURE_STOPPING
 
-    average : bool, default=False
+    average : bool, default=True
         If True, the fitted hypothesis (``dual_coef_``, :meth:`predict`) is
         the average of the hypotheses used in every round played (the
         online-to-batch conversion), kept exactly: every hypothesis of
         either phase is an expansion on the landmarks. The online rounds
         are not changed, and ``n_mistakes_`` still counts the mistakes of
         the hypotheses played online.
-        ``False`` by default, as the algorithm is published (Lu et al.,
-        2016), which returns the last hypothesis; whether the average
-        should be the default here, as for the kernel perceptrons, has not
-        been measured yet.
+    FEATURE_AVERAGE_DEFAULT
 
     FEATURE_CLASS_WEIGHT
 
@@ -246,7 +243,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         tol=1e-3,
         n_iter_no_change=5,
         shuffle=True,
-        average=False,
+        average=True,
         class_weight=None,
         warm_start=False,
         random_state=None,

@@ -141,8 +141,8 @@ TEST_PARAMS = {
         "onnx": [{"budget": 12}],
     },
     "FourierOnlineClassifier": {
-        "checks": [{}, {"budget": 50, "average": True}],
-        "onnx": [{}, {"average": True}],
+        "checks": [{}, {"average": False}],
+        "onnx": [{}, {"average": False}],
     },
     "KernelPassiveAggressive": {
         "checks": [

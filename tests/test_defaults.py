@@ -10,7 +10,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn_budget import (
     BudgetedSGDClassifier,
     Forgetron,
+    FourierOnlineClassifier,
     KernelPassiveAggressive,
+    NystroemOnlineClassifier,
     Projectron,
     ProjectronPlusPlus,
     TighterBudgetPerceptron,
@@ -32,6 +34,8 @@ def default(cls, name):
         (ProjectronPlusPlus, "eta", 0.1, "default=0.1"),
         (TighterBudgetPerceptron, "max_iter", 1, "max_iter : int, default=1"),
         (Forgetron, "max_iter", 1, "max_iter : int, default=1"),
+        (FourierOnlineClassifier, "average", True, "average : bool, default=True"),
+        (NystroemOnlineClassifier, "average", True, "average : bool, default=True"),
         (Winnow, "average", True, "average : bool, default=True"),
         (KernelPassiveAggressive, "average", True, "average : bool or 'vote', default=True"),
         (BudgetedSGDClassifier, "alpha", "auto", "alpha : float or 'auto', default='auto'"),

@@ -100,7 +100,9 @@ def _nystroem_reference(X, y, classes, budget, k, gamma, eta):
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_fourier_matches_the_reference(n_classes):
     X, y = _data(120, n_classes=n_classes)
-    clf = FourierOnlineClassifier(budget=40, gamma=0.5, learning_rate=0.7, random_state=0)
+    clf = FourierOnlineClassifier(
+        budget=40, gamma=0.5, learning_rate=0.7, random_state=0, average=False
+    )
     clf.partial_fit(X, y, classes=np.unique(y))
     W, b = clf.random_weights_, clf.random_offset_
     w, total, mistakes, closest = _fourier_reference(X, y, clf.classes_, W, b, 0.7)
@@ -131,7 +133,9 @@ def test_fourier_features_are_drawn_as_stated():
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_nystroem_matches_the_reference(n_classes):
     X, y = _data(150, n_classes=n_classes)
-    clf = NystroemOnlineClassifier(budget=20, n_components=6, gamma=0.5, learning_rate=0.7)
+    clf = NystroemOnlineClassifier(
+        budget=20, n_components=6, gamma=0.5, learning_rate=0.7, average=False
+    )
     clf.partial_fit(X, y, classes=np.unique(y))
     members, dual, mistakes, closest = _nystroem_reference(X, y, clf.classes_, 20, 6, 0.5, 0.7)
     assert closest > 1e-8
@@ -144,7 +148,7 @@ def test_nystroem_matches_the_reference(n_classes):
 
 def test_nystroem_before_the_budget_is_a_kernel_expansion():
     X, y = _data(30)
-    clf = NystroemOnlineClassifier(budget=500, gamma=0.5, learning_rate=0.7)
+    clf = NystroemOnlineClassifier(budget=500, gamma=0.5, learning_rate=0.7, average=False)
     clf.partial_fit(X, y, classes=[0, 1])
     members, dual, mistakes, _ = _nystroem_reference(X, y, clf.classes_, 500, 100, 0.5, 0.7)
     np.testing.assert_array_equal(clf.support_, members)
@@ -155,7 +159,9 @@ def test_nystroem_before_the_budget_is_a_kernel_expansion():
 def test_nystroem_with_full_rank_carries_the_expansion_over():
     # k = budget: the weights in the Nystroem space are the same function.
     X, y = _data(200)
-    clf = NystroemOnlineClassifier(budget=15, n_components=15, gamma=0.5, learning_rate=0.5)
+    clf = NystroemOnlineClassifier(
+        budget=15, n_components=15, gamma=0.5, learning_rate=0.5, average=False
+    )
     clf.partial_fit(X[:60], y[:60], classes=[0, 1])
     # The switch happened within the call (15 margin errors in 60 rows).
     assert clf.n_components_ == 15 and len(clf.support_) == 15
