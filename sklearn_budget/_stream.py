@@ -54,10 +54,11 @@ _VALIDATED = weakref.WeakKeyDictionary()
 _PARAMETER_GETTERS = {}
 
 
-# A fit warns unless its mistakes (those of its first epoch, and those of the
-# fitted model) are this many standard deviations (of a binomial count of the
-# majority's mistakes) below the majority's: about a 2% chance that a model
-# no better than it does not warn.
+# A fit warns unless its mistakes (those of the fitted model and, for a last
+# hypothesis, those of the second half of its first epoch) are this many
+# standard deviations (of a binomial count of the majority's mistakes) below
+# the majority's: about a 2% chance that a model no better than it does not
+# warn.
 _MAJORITY_Z = 2.0
 # Training rows on which the fitted model is compared with the majority class.
 _MAJORITY_ROWS = 2048
@@ -372,10 +373,10 @@ class _OnlineStreamMixin:
                 # first half but not yet the row, estimates the error on new
                 # rows (the majority-class check): counted from the end of
                 # the first block past the middle.
-                within = second_half = _SecondHalf(self, X.shape[0], within)
+                within = half = _SecondHalf(self, X.shape[0], within)
             self._play(*rows, on_block=within, calibrate=epoch == 0)
             if epoch == 0:
-                second_half = second_half.count(int(self._state["counters"][mistakes]), rows[1])
+                second_half = half.count(int(self._state["counters"][mistakes]), rows[1])
             self.n_iter_ += 1
             if progress is not None:
                 progress.end()
