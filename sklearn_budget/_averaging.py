@@ -280,12 +280,14 @@ class _AveragingMixin:
             int(state["pool_n"][0]),
         )
 
-    def _averaged_members(self, sv, idx, coef):
+    def _averaged_members(self, sv, idx, coef, compress_pool=True):
         """The members, stream indices and coefficients of the averaged hypothesis.
 
         ``sv``, ``idx``, ``coef``: the current members, in position order,
         with their stored coefficients (shape (n_rows, n_members)). Members
-        that took part in no hypothesis of the average are left out.
+        that took part in no hypothesis of the average are left out. With
+        ``compress_pool=False``, the pool and the members as they are (up
+        to twice the budget), not compressed within the budget.
         """
         n, t, state = self._n, self._t, self._state
         # The running sums are in the coefficients' true units.
@@ -300,7 +302,7 @@ class _AveragingMixin:
         used = np.flatnonzero(np.any(coef != 0, axis=1))
         if used.size < idx.size:
             sv, idx, coef = sv[used], idx[used], coef[used]
-        if self._bounded_pool:
+        if self._bounded_pool and compress_pool:
             sv, coef, idx = compress(sv, coef, idx, self._kernel, self._kernel_code, self.budget)
         return sv, idx, np.ascontiguousarray(coef.T) / t
 

@@ -423,6 +423,17 @@ class BaseKernelOnlineClassifier(
         self._add_back_bins(earlier)
         return second_half
 
+    def _scorer_of_the_average(self):
+        if not self._averages or self._t == 0:
+            return None
+        # The pool and the members as they are: scoring up to twice the
+        # budget of them costs less than compressing them (O(budget^3)).
+        n, state = self._n, self._state
+        sv, _, coef = self._averaged_members(
+            self._sv, state["idx"][:n], state["alpha"][:n].T, compress_pool=False
+        )
+        return lambda X: self._expansion(X, sv, coef)
+
     def _stream_index(self, n_rows):
         return self._n_seen + np.arange(n_rows)
 

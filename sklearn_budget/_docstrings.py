@@ -464,14 +464,16 @@ _FIT_WARNS_DOC = """\
             When ``fit`` played ``max_iter`` epochs where the ``tol``
             criterion could have stopped it (see ``tol``); and when the
             mistakes of the fitted model on its training rows (at most 2048
-            of them, evenly spaced) or, for the last hypothesis
-            (``average=False``), those of the second half of the first epoch,
-            each row predicted before it was learnt (an estimate of the
-            error on new rows; from 200 rows in that half), are not
-            significantly fewer than those of always predicting the most
-            frequent class (by two standard deviations of that count; rows
-            of equal weight only): then the model has likely learnt nothing
-            useful.
+            of them, evenly spaced) or those on the rows of the second half
+            of the first epoch of a model that had learnt the first half
+            only (an estimate of the error on new rows; from 200 rows in
+            that half) are not significantly fewer than those of always
+            predicting the most frequent class (by two standard deviations
+            of that count; rows of equal weight only): then the model has
+            likely learnt nothing useful. That model is the hypothesis
+            played at each row for the last hypothesis (``average=False``),
+            and the average of the hypotheses of the first half for an
+            average (at most 1024 rows of the second half).
 """
 
 

@@ -54,14 +54,20 @@ _VALIDATED = weakref.WeakKeyDictionary()
 _PARAMETER_GETTERS = {}
 
 
-# A fit warns unless its mistakes (those of the fitted model and, for a last
-# hypothesis, those of the second half of its first epoch) are this many
-# standard deviations (of a binomial count of the majority's mistakes) below
-# the majority's: about a 2% chance that a model no better than it does not
-# warn.
+# A fit warns unless its mistakes (those of the fitted model and those on the
+# second half of its first epoch, see _OnlineStreamMixin._warn_if_majority_does_as_well)
+# are this many standard deviations (of a binomial count of the majority's
+# mistakes) below the majority's: about a 2% chance that a model no better
+# than it does not warn.
 _MAJORITY_Z = 2.0
 # Training rows on which the fitted model is compared with the majority class.
 _MAJORITY_ROWS = 2048
+# Rows of the second half of the first epoch on which an average is checked,
+# and the standard deviations its mistakes must be below the majority's: the
+# average of the first half has learnt from half of the rows only, so its
+# count overstates the fitted model's, and one deviation is asked of it.
+_MAJORITY_HALF_ROWS = 1024
+_MAJORITY_HALF_Z = 1.0
 
 
 # Fewest rows in the second half of a first epoch for its mistakes to be
@@ -71,11 +77,14 @@ _MIN_SECOND_HALF = 200
 
 
 class _SecondHalf:
-    """Where the second half of a first epoch starts, for its online mistakes.
+    """Where the second half of a first epoch starts, for its out-of-sample mistakes.
 
     Called after each block of rounds (``on_block``, then ``then``, the
     progress callback, if any): the count starts at the end of the first
     block that ends at or past the middle of the epoch's ``n_rows`` rounds.
+    An estimator that averages its hypotheses keeps, at that point, a scorer
+    of the average so far (``snapshot``, see
+    ``_OnlineStreamMixin._scorer_of_the_average``).
     """
 
     def __init__(self, est, n_rows, then):
@@ -83,22 +92,30 @@ class _SecondHalf:
         self._rounds, self._mistakes, _ = est._counter_index
         self._origin = int(est._state["counters"][self._rounds])
         self._start = None
+        self._snapshot = None
 
     def __call__(self):
         counters = self._est._state["counters"]
         played = int(counters[self._rounds]) - self._origin
         if self._start is None and 2 * played >= self._n:
             self._start = (played, int(counters[self._mistakes]))
+            if played:
+                with warnings.catch_warnings():
+                    # Said, if at all, of the fitted model.
+                    warnings.simplefilter("ignore")
+                    self._snapshot = self._est._scorer_of_the_average()
         if self._then is not None:
             self._then()
 
-    def count(self, mistakes, y):
-        """``(mistakes, class indices)`` of the second half (``mistakes``: the
-        counter at the end of the epoch, ``y``: the classes of its rows in
-        the order played), or None if it has fewer than ``_MIN_SECOND_HALF`` rows."""
+    def count(self, mistakes, X, y):
+        """The second half's ``(online mistakes, rows, class indices, snapshot)``
+        (``mistakes``: the counter at the end of the epoch; ``X``, ``y``: the
+        rows of the epoch and their classes, in the order played), or None if
+        it has fewer than ``_MIN_SECOND_HALF`` rows."""
         if self._start is None or self._n - self._start[0] < _MIN_SECOND_HALF:
             return None
-        return mistakes - self._start[1], y[self._start[0] :]
+        start = self._start[0]
+        return mistakes - self._start[1], X[start:], y[start:], self._snapshot
 
 
 def _majority_misses(y):
@@ -106,10 +123,11 @@ def _majority_misses(y):
     return y.shape[0] - int(np.bincount(y).max())
 
 
-def _not_fewer(n_others, n):
-    """The smallest count of mistakes on ``n`` rows that is not significantly
-    fewer than the ``n_others`` of the majority class (a binomial count)."""
-    return n_others - _MAJORITY_Z * np.sqrt(n_others * (n - n_others) / n)
+def _not_fewer(n_others, n, z=_MAJORITY_Z):
+    """The smallest count of mistakes on ``n`` rows that is not fewer, by ``z``
+    standard deviations, than the ``n_others`` of the majority class (a
+    binomial count)."""
+    return n_others - z * np.sqrt(n_others * (n - n_others) / n)
 
 
 def _parameter_values(estimator):
@@ -206,6 +224,12 @@ class _OnlineStreamMixin:
     def _partial_fit_one_row(self, X, y, classes):
         """Play a one-row call on a path of its own; whether it did (none here)."""
         return False
+
+    def _scorer_of_the_average(self):
+        """The scores of the average of the hypotheses played so far, as a
+        function of validated rows, frozen now (None: no such average here);
+        for the majority-class check of ``fit``."""
+        return None
 
     # ------------------------------------------------------------------
     # One transaction per call
@@ -342,8 +366,9 @@ class _OnlineStreamMixin:
     def _play_epochs(self, X, y, w, index, rng, warm):
         """Play up to ``max_iter`` epochs over the rows, in an order drawn from ``rng``.
 
-        ``warm``: whether the epochs go on with an earlier stream. Returns the
-        mistakes of the second half of the first epoch and its class indices.
+        ``warm``: whether the epochs go on with an earlier stream. Returns what
+        the majority-class check needs of the second half of the first epoch
+        (see :meth:`_SecondHalf.count`).
         """
         rounds, mistakes, updates = self._counter_index
         verbose, clock = self.verbose, perf_counter()
@@ -370,13 +395,14 @@ class _OnlineStreamMixin:
             if epoch == 0:
                 # Only the first epoch's margins are out of sample. Its
                 # second half, each row predicted by a model that learnt the
-                # first half but not yet the row, estimates the error on new
-                # rows (the majority-class check): counted from the end of
-                # the first block past the middle.
+                # first half but not yet the row (the hypothesis played, or
+                # the average of those of the first half), estimates the error
+                # on new rows (the majority-class check): counted from the
+                # end of the first block past the middle.
                 within = half = _SecondHalf(self, X.shape[0], within)
             self._play(*rows, on_block=within, calibrate=epoch == 0)
             if epoch == 0:
-                second_half = half.count(int(self._state["counters"][mistakes]), rows[1])
+                second_half = half.count(int(self._state["counters"][mistakes]), *rows[:2])
             self.n_iter_ += 1
             if progress is not None:
                 progress.end()
@@ -427,31 +453,77 @@ class _OnlineStreamMixin:
             stacklevel=user_stacklevel(),
         )
 
+    def _second_half_reasons(self, online, X_half, y_half, snapshot):
+        """Why the second half of the first epoch says the model may be no
+        better than the majority class (see :meth:`_warn_if_majority_does_as_well`)."""
+        z = _MAJORITY_Z
+        if not self.get_params().get("average", False):
+            mistakes, n_half = online, y_half.shape[0]
+            said = (
+                f"predicting each of the {n_half} rows of the second half of its first "
+                f"epoch before learning from it, it made {mistakes} mistakes"
+            )
+        elif snapshot is not None:
+            step = -(-y_half.shape[0] // _MAJORITY_HALF_ROWS)
+            X_half, y_half = X_half[::step], y_half[::step]
+            try:
+                scores = snapshot(X_half)
+            except ValueError:  # scores that overflow: the fitted check tells
+                return []
+            # As predict: a positive score for the second of two classes.
+            if scores.shape[1] == 1:
+                predicted = (scores[:, 0] > 0).astype(np.intp)
+            else:
+                predicted = np.argmax(scores, axis=1)
+            mistakes, n_half, z = (
+                int(np.sum(predicted != y_half)),
+                y_half.shape[0],
+                _MAJORITY_HALF_Z,
+            )
+            said = (
+                "the average of the hypotheses of the first half of its first epoch made "
+                f"{mistakes} mistakes on {n_half} rows of the second half, which it had "
+                "not learnt"
+            )
+        else:
+            return []
+        n_others = _majority_misses(y_half)
+        if mistakes < _not_fewer(n_others, n_half, z):
+            return []
+        return [
+            f"{said}, not {'significantly' if z == _MAJORITY_Z else 'clearly'} fewer than the "
+            f"{n_others} of always predicting the most frequent class"
+        ]
+
     def _warn_if_majority_does_as_well(self, second_half, X, y, w):
         """``ConvergenceWarning`` of a fitted model that does no better than
         always predicting the most frequent class.
 
-        ``second_half``: the online mistakes of the second half of the first
-        epoch and the class indices of its rows (None if it is too short to
-        tell, see ``_MIN_SECOND_HALF``); ``X``, ``y``, ``w``: the
-        rows played, their class indices and weights. The majority class
-        misses the rows of the other classes; a
-        model no better than it misses about as many, give or take the noise
-        of a binomial count, so a count of mistakes is "not significantly
-        fewer" unless it is below by ``_MAJORITY_Z`` of its standard
-        deviations. Two counts are checked, each of which can fail alone:
-        for a model that is the last hypothesis (``average=False``), the
-        mistakes of the second half of the first epoch, each row predicted
-        by a model that learnt the first half but not yet the row, estimate
-        the error on rows not seen (a model that learns its rows by heart
-        passes the later epochs and fails here; the first half would count
-        the mistakes of a model that has seen nothing yet); the
-        fitted model's mistakes on its training rows catch a fitted model
-        worse than the hypotheses played (an average kept within a small
-        budget at a narrow kernel), on at most ``_MAJORITY_ROWS`` rows, evenly
-        spaced, so that the check costs little beside the epochs. The
-        mistakes are counted unweighted: the check is made only when every
-        row weighs the same.
+        ``second_half``: what :meth:`_SecondHalf.count` returns (None if the
+        second half of the first epoch is too short to tell, see
+        ``_MIN_SECOND_HALF``); ``X``, ``y``, ``w``: the rows played, their
+        class indices and weights. The majority class misses the rows of the
+        other classes; a model no better than it misses about as many, give
+        or take the noise of a binomial count, so a count of mistakes is "not
+        significantly fewer" unless it is below by ``_MAJORITY_Z`` of its
+        standard deviations. Two counts are checked, each of which can fail
+        alone. The first is out of sample: the mistakes on the rows of the
+        second half of the first epoch of a model that learnt the first half
+        but not these rows. For a last hypothesis (``average=False``) that
+        model is the hypothesis played at each row (its online mistakes);
+        for an average, the average of the hypotheses of the first half,
+        scored on at most ``_MAJORITY_HALF_ROWS`` rows of the second half,
+        whose mistakes need only be ``_MAJORITY_HALF_Z`` deviations below
+        the majority's (the online mistakes say little of an average: on
+        noisy data the average of a budget learner does well where its
+        hypotheses, each of a few members, do not). A model that learns its rows by heart (a
+        narrow kernel, several epochs) passes the second count and fails
+        this one. The second count, the fitted model's mistakes on its
+        training rows (at most ``_MAJORITY_ROWS`` of them, evenly spaced),
+        catches a fitted model worse than the models of the first half (an
+        average kept within a small budget at a narrow kernel). The mistakes
+        are counted unweighted: the check is made only when every row weighs
+        the same.
         """
         if not np.all(w == w[0]):
             return
@@ -463,20 +535,8 @@ class _OnlineStreamMixin:
             warnings.filterwarnings("ignore", "X does not have valid feature names")
             fitted_mistakes = int(np.sum(self.predict(X[::step]) != self.classes_[ys]))
         reasons = []
-        # The online mistakes are those of the hypotheses played: they tell
-        # about the fitted model when it is the last of them, not when it is
-        # their average (on noisy data the average of a budget learner does
-        # well where its hypotheses, each of a few members, do not).
-        if second_half is not None and not self.get_params().get("average", False):
-            online, y_half = second_half
-            n_others = _majority_misses(y_half)
-            if online >= _not_fewer(n_others, y_half.shape[0]):
-                reasons.append(
-                    f"predicting each of the {y_half.shape[0]} rows of the second half of "
-                    f"its first epoch before learning from it, it made {online} mistakes, not "
-                    f"significantly fewer than the {n_others} of always predicting the most "
-                    "frequent class"
-                )
+        if second_half is not None:
+            reasons.extend(self._second_half_reasons(*second_half))
         m_others = _majority_misses(ys)
         if fitted_mistakes >= _not_fewer(m_others, ys.shape[0]):
             reasons.append(

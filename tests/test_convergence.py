@@ -193,14 +193,46 @@ def test_a_fitted_model_worse_than_its_online_rounds_warns(monkeypatch):
     assert "first epoch" not in message
 
 
-def test_an_average_is_judged_by_its_own_mistakes_not_by_the_rounds():
-    # The hypotheses played online may be no better than the majority class
-    # while their average is: only the fitted model's mistakes count then.
+def test_an_average_that_learns_its_rows_by_heart_warns():
+    # The rows and labels of the test above: over five epochs the average
+    # learns them by heart as the last hypothesis does (no worse in sample),
+    # but the average of the first half of the first epoch, predicting the
+    # rows of the second half, does no better than the majority class.
     rng = np.random.RandomState(0)
     X = rng.randn(1000, 5)
     y = (rng.rand(1000) < 0.2).astype(int)
-    # Here the average learns the rows by heart, as the last hypothesis of
-    # the test above does: in sample it is no worse, and nothing is said.
     averaged = KernelPerceptron(gamma=50.0, max_iter=5, average=True, random_state=0)
-    assert convergence_warnings(averaged, X, y) == []
+    found = convergence_warnings(averaged, X, y)
     assert averaged.score(X, y) > 0.99
+    assert len(found) == 1
+    message = str(found[0].message)
+    assert "the average of the hypotheses of the first half of its first epoch" in message
+    assert "on 488 rows of the second half, which it had not learnt" in message
+    assert "its fitted model" not in message
+
+
+def noisy_line(n=4000, flip=0.2, seed=1):
+    """A linear rule on 2 features, a third of the rows in class 1, and a
+    fraction ``flip`` of the labels flipped."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, 2)
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0.6).astype(int)
+    flipped = rng.rand(n) < flip
+    y[flipped] = 1 - y[flipped]
+    return X, y
+
+
+def test_an_average_is_judged_by_its_own_mistakes_not_by_the_rounds():
+    # With 10 members and a fifth of the labels flipped, the hypotheses
+    # played online do no better than the majority class (the last
+    # hypothesis warns), while their average learns the rule: the online
+    # mistakes do not count against it.
+    X, y = noisy_line()
+    majority = max(y.mean(), 1 - y.mean())
+    last = Forgetron(budget=10, average=False, random_state=0)
+    found = convergence_warnings(last, X, y)
+    assert len(found) == 1
+    assert "predicting each of the" in str(found[0].message)
+    averaged = Forgetron(budget=10, average=True, random_state=0)
+    assert convergence_warnings(averaged, X, y) == []
+    assert averaged.score(X, y) > majority + 0.1
