@@ -56,6 +56,11 @@ Budget Perceptrons.
     replacement, ``--sets``, ``--widths``, ``--n-train`` narrow the run,
     ``--out`` appends the markdown table and writes a .jsonl log of the fits
     (with the ConvergenceWarnings each fit gave: ``warn``).
+(g) Where the sweep (f) found a budget learner less than 3 points above the
+    majority rate (``--from-log``: the sweep's .jsonl logs), the learner's
+    grid of (e) at the width of its worst cell, on the same draws and seeds
+    (``--seeds``, 3): is 3 points above the majority rate reachable there?
+    Per cell: the default's worst seed, the best grid setting's worst seed.
 
 Run from the repository root::
 
@@ -63,6 +68,7 @@ Run from the repository root::
     python benchmarks/bench_defaults.py --part d     # the full a9a fit
     python benchmarks/bench_defaults.py --part e     # defaults x every data set
     python benchmarks/bench_defaults.py --part f     # defaults x widths x every set
+    python benchmarks/bench_defaults.py --part g --from-log f.md.jsonl  # grids where (f) is low
     python benchmarks/bench_defaults.py --quick      # a fast smoke run
 
 The data are read from ``SKLEARN_BUDGET_DATA`` (default ``../shared/data``
@@ -670,6 +676,49 @@ def part_f(args):
             fh.write(table + "\n")
 
 
+def part_g(args):
+    """(g): the grid of (e) at the width where each default of (f) is lowest."""
+    worst = {}
+    for path in args.from_log.split(","):
+        with open(path) as fh:
+            for line in fh:
+                r = json.loads(line)
+                est, _, name, w, _ = r["key"]
+                gap = 100 * (r["acc"] - r["maj"])
+                if (est, name) not in worst or gap < worst[est, name][0]:
+                    worst[est, name] = (gap, w)
+    grid = {}
+    for Est, params in _e_grid():
+        grid.setdefault(Est, []).append(params)
+    src = e_sources()
+    seeds = range(1 if args.quick else args.seeds or 3)
+    lines = [
+        "#### (g) the grid at the width of the default's worst cell (points above "
+        "the majority rate, worst seed)",
+        "",
+        "| estimator | data | width | default | best grid setting | its worst | reachable |",
+        "|---|---|---:|---:|---|---:|---|",
+    ]
+    for Est, settings in grid.items():
+        for (est, name), (gap, w) in sorted(worst.items()):
+            if est != Est.__name__ or gap >= 3:
+                continue
+            best = (-np.inf, None)
+            for params in settings:
+                fits = [
+                    f_fit(Est, params, w, name, src[name], seed, args.quick, None, 1)
+                    for seed in seeds
+                ]
+                low = min(100 * (acc - maj) for _, _, acc, maj, _ in fits)
+                print(f"  g {est} {name} x{w} {_fmt_f(params)}: {low:+.1f}", flush=True)
+                best = max(best, (low, _fmt_f(params)), key=lambda b: b[0])
+            yes = "yes" if best[0] >= 3 else "no"
+            lines.append(
+                f"| {est} | {name} | x{w} | {gap:+.1f} | {best[1]} | {best[0]:+.1f} | {yes} |"
+            )
+    print("\n".join(lines))
+
+
 def _fmt_f(params):
     return ",".join(f"{k}={v}" for k, v in params.items()) or "defaults"
 
@@ -704,7 +753,7 @@ def f_table(results, names, widths, label):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["a", "b", "c", "d", "e", "f"], action="append")
+    parser.add_argument("--part", choices=["a", "b", "c", "d", "e", "f", "g"], action="append")
     parser.add_argument("--n-a9a", type=int, default=5000, help="a9a training rows of (a), (b)")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, default=None, help="seeds of (e) (5), (f) (3)")
@@ -730,7 +779,9 @@ def main():
     parser.add_argument("--n-train", type=int, help="(f): training rows of every set")
     parser.add_argument("--replace", type=int, default=1, help="(f): stream x longer (resampled)")
     parser.add_argument("--label", default="defaults", help="(f): name of the run")
-    parser.add_argument("--from-log", help="(f): only the tables of these .jsonl logs")
+    parser.add_argument(
+        "--from-log", help="(f): only the tables of these .jsonl logs; (g): the sweep's logs"
+    )
     parser.add_argument("--out", help="(f): append the markdown table here (and a .jsonl log)")
     args = parser.parse_args()
     parts = args.part or ["a", "b", "c"]
@@ -756,6 +807,8 @@ def main():
         )
     if "f" in parts:
         part_f(args)
+    if "g" in parts:
+        part_g(args)
 
 
 if __name__ == "__main__":

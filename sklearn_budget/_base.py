@@ -427,11 +427,14 @@ class BaseKernelOnlineClassifier(
         if not self._averages or self._t == 0:
             return None
         # The pool and the members as they are: scoring up to twice the
-        # budget of them costs less than compressing them (O(budget^3)).
+        # budget of them costs less than compressing them (O(budget^3)). A
+        # copy: the members may be a view of the rows that the rounds go on
+        # changing.
         n, state = self._n, self._state
         sv, _, coef = self._averaged_members(
             self._sv, state["idx"][:n], state["alpha"][:n].T, compress_pool=False
         )
+        sv = sv.copy()
         return lambda X: self._expansion(X, sv, coef)
 
     def _stream_index(self, n_rows):

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from _instances import all_estimators, make
-from sklearn.datasets import make_moons
+from sklearn.datasets import make_blobs, make_moons
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_budget import BudgetPerceptron, Forgetron, KernelPerceptron, Winnow
@@ -236,3 +236,29 @@ def test_an_average_is_judged_by_its_own_mistakes_not_by_the_rounds():
     averaged = Forgetron(budget=10, average=True, random_state=0)
     assert convergence_warnings(averaged, X, y) == []
     assert averaged.score(X, y) > majority + 0.1
+
+
+@pytest.mark.parametrize("Est", [Forgetron, BudgetPerceptron])
+def test_the_average_judged_is_frozen_when_taken(Est):
+    # The average of the first half is taken at the middle of the first
+    # epoch and scored after the epoch: the rounds in between, which move
+    # and replace the members in place, must not change it. Cut at each of
+    # 40 points, before the first removal and after it.
+    X, y = make_blobs(n_samples=600, centers=3, cluster_std=3.0, random_state=0)
+    for cut in range(20, 60):
+        est = Est(budget=30, gamma=0.1, random_state=0)
+        est.partial_fit(X[:cut], y[:cut], classes=np.unique(y))
+        scorer = est._scorer_of_the_average()
+        before = scorer(X)
+        est.partial_fit(X[cut:], y[cut:])
+        assert np.array_equal(scorer(X), before), cut
+
+
+def test_the_average_judged_is_that_of_the_stream_cut_there():
+    X, y = make_blobs(n_samples=600, centers=3, cluster_std=3.0, random_state=0)
+    est = KernelPerceptron(gamma=0.1, random_state=0)
+    est.partial_fit(X[:300], y[:300], classes=np.unique(y))
+    # The exact average of that moment: the fitted model of a stream cut
+    # there (the budget learners' is that average compressed).
+    scores = est._scorer_of_the_average()(X)
+    np.testing.assert_allclose(scores, est.decision_function(X), rtol=1e-10, atol=1e-10)
