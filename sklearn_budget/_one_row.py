@@ -33,6 +33,7 @@ import numpy as np
 # _base imports this module: its names are read when a path is used, not
 # when this module is imported.
 from . import _base, _rounds, _transaction, _validation
+from ._averaging import _AveragingMixin
 from ._calibration import MARGIN_BINS
 from ._engine import Engine
 from ._kernels import _nonfinite_scores
@@ -139,6 +140,9 @@ class _OneRowPath:
         # The bins of the margins are recorded in compiled code, by the
         # recorder of record_margins, unless a subclass records its own way.
         self.record = type(est)._record_margins is _base.BaseKernelOnlineClassifier._record_margins
+        # Likewise the members that leave are folded into the pool in
+        # compiled code (OneRow.fold), unless a subclass folds its own way.
+        self.fold = type(est)._fold_retired is _AveragingMixin._fold_retired
         n_features = state["Xs"].shape[1]
         engine = Engine(
             state["alpha"].shape[1],
@@ -162,6 +166,9 @@ class _OneRowPath:
             for name in state
             if not name.startswith(_base._LAZY_UNDO_PREFIXES) and name not in ("counters", "scale")
         ]
+        # The pool's size at which it is compressed (-1: never, the exact average).
+        room = est._pool_room() if est._averages else None
+        pool_max = -1 if room is None else room + int(state["pool_n"][0])
         self.fast = OneRow(
             engine,
             self.rule,
@@ -173,6 +180,7 @@ class _OneRowPath:
             MARGIN_BINS,
             est._averages,
             est._average_every,
+            pool_max,
         )
 
     def valid(self, est):
@@ -245,10 +253,13 @@ class _OneRowPath:
                     np.array([float(state["counters"][1])]),
                 )
             # Averaged models, in the order of _play: the members that left
-            # go to the pool of the average (a removal rule's update). That
-            # is Python's, and changes only the arrays the transaction
-            # records lazily (the pool's).
-            retired = fast.engine.retired() if fast.averaged else None
+            # go to the pool of the average (a removal rule's update). The
+            # compiled fold appends them in place, undone by fast.undo; a
+            # pool that must grow or be compressed is Python's, which
+            # changes only the arrays the transaction records lazily.
+            retired = None
+            if fast.averaged and not (self.fold and fast.fold()):
+                retired = fast.engine.retired()
             if retired is not None:
                 tx.track_lazy_arrays()
                 est._fold_retired(retired, None)

@@ -146,3 +146,146 @@ def test_odd_and_bad_river_events_of_a_feature_estimator():
         with pytest.raises((ValueError, TypeError), match=match):
             model.learn_one({"f0": bad}, True)
     assert pickle.dumps(model) == before
+
+
+# The removal rules: with the average, the members that leave a one-row
+# call's round are appended to the pool of the average in compiled code
+# (OneRow.fold) while the pool has room and is not due for compression.
+REMOVING = _instances.names("removes_members")
+
+
+def _fold_stream(name, average, monkeypatch, compiled):
+    """A one-row stream of ``name``, the compiled fold on or off, and how
+    many folds Python made (``_fold_retired``)."""
+    calls = {"n": 0}
+    cls = type(_instances.make(name))
+    original = cls._fold_retired
+
+    def fold(self, *args):
+        calls["n"] += 1
+        return original(self, *args)
+
+    with monkeypatch.context() as m:
+        m.setattr(cls, "_fold_retired", fold)
+        if compiled:
+            # A wrapped _fold_retired turns the compiled fold off: back on.
+            init = _one_row._OneRowPath.__init__
+
+            def init_on(self, est):
+                init(self, est)
+                self.fold = True
+
+            m.setattr(_one_row._OneRowPath, "__init__", init_on)
+        rng = np.random.RandomState(3)
+        X = rng.randn(600, 3)
+        y = (X[:, 0] * X[:, 1] > 0).astype(int)
+        est = _instances.make(name, random_state=0, gamma=0.5, budget=10, average=average)
+        est.partial_fit(X[:1], y[:1], classes=[0, 1])
+        for i in range(1, len(y)):
+            est.partial_fit(X[i : i + 1], y[i : i + 1])
+        assert type(_one_row._ONE_ROW.get(est)) is _one_row._OneRowPath
+    return est, X, calls["n"]
+
+
+@pytest.mark.parametrize("average", [True, "exact"])
+@pytest.mark.parametrize("name", REMOVING)
+def test_the_compiled_fold_is_the_python_fold(name, average, monkeypatch):
+    fast, X, fast_folds = _fold_stream(name, average, monkeypatch, compiled=True)
+    slow, _, slow_folds = _fold_stream(name, average, monkeypatch, compiled=False)
+    # The slow path folds every removal in Python; the compiled one only
+    # those that grow or compress the pool.
+    assert slow_folds > 50
+    assert fast_folds < slow_folds / 4
+    assert fast._state.keys() == slow._state.keys()
+    for key, a in slow._state.items():
+        # Every array whole, the rows of the pool beyond its count included.
+        b = fast._state[key]
+        assert a.dtype == b.dtype and np.array_equal(a, b), key
+    for attr in ("support_vectors_", "dual_coef_", "support_", "proba_scale_"):
+        assert np.array_equal(getattr(fast, attr), getattr(slow, attr)), attr
+    np.testing.assert_array_equal(fast.decision_function(X), slow.decision_function(X))
+
+
+class _FailingFast:
+    """A one-row path's compiled object whose test of the average raises
+    KeyboardInterrupt after every other round that folded members into
+    the pool in compiled code (a failure after the fold)."""
+
+    def __init__(self, fast, est, counts):
+        object.__setattr__(self, "_fast", fast)
+        object.__setattr__(self, "_est", est)
+        object.__setattr__(self, "_counts", counts)
+
+    def __getattr__(self, name):
+        return getattr(self._fast, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._fast, name, value)
+
+    def begin(self, eager):
+        self._counts["folded"] = False
+        self._fast.begin(eager)
+
+    def fold(self):
+        before = int(self._est._state["pool_n"][0])
+        done = self._fast.fold()
+        self._counts["folded"] = done and int(self._est._state["pool_n"][0]) > before
+        return done
+
+    def average_finite(self):
+        finite = self._fast.average_finite()
+        _fail_after_fold(self._counts)
+        return finite
+
+
+def _fail_after_fold(counts):
+    """Raise KeyboardInterrupt on every other round that folded in compiled
+    code (the second attempt of a call goes through)."""
+    if counts["folded"]:
+        counts["fail"] = not counts["fail"]
+        if counts["fail"]:
+            counts["undone"] += 1
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("average", [True, "exact"])
+@pytest.mark.parametrize("name", REMOVING)
+def test_an_interrupt_after_the_compiled_fold_undoes_the_round(name, average, monkeypatch):
+    # The compiled fold has appended the members that left to the pool
+    # (in place) when the call is interrupted: the round and the fold are
+    # undone, every array whole as it was, and played again the rows give
+    # the model of one call.
+    rng = np.random.RandomState(4)
+    X = rng.randn(400, 3)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    params = dict(random_state=0, gamma=0.5, budget=10, average=average)
+    est = _instances.make(name, **params).partial_fit(X[:50], y[:50], classes=[0, 1])
+    ref = _instances.make(name, **params).partial_fit(X, y, classes=[0, 1])
+    counts = {"folded": False, "fail": False, "undone": 0}
+    # Rules with hooks of their own test the average in Python: it fails there.
+    test = type(est)._average_is_finite
+
+    def average_is_finite(self):
+        finite = test(self)
+        _fail_after_fold(counts)
+        return finite
+
+    monkeypatch.setattr(type(est), "_average_is_finite", average_is_finite)
+    for i in range(50, 400):
+        while True:
+            before = pickle.dumps(sorted(vars(est).items()))
+            path = _one_row.current_path(est)
+            if type(path.fast) is not _FailingFast:
+                path.fast = _FailingFast(path.fast, est, counts)
+            try:
+                est.partial_fit(X[i : i + 1], y[i : i + 1])
+                break
+            except KeyboardInterrupt:
+                assert pickle.dumps(sorted(vars(est).items())) == before
+    assert counts["undone"] > 20
+    monkeypatch.undo()
+    for key, a in ref._state.items():
+        b = est._state[key]
+        assert np.array_equal(a[: len(b)], b[: len(a)]), key
+    for attr in ("support_vectors_", "dual_coef_", "support_"):
+        assert np.array_equal(getattr(est, attr), getattr(ref, attr)), attr
