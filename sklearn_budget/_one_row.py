@@ -42,6 +42,10 @@ from ._random import generator_state
 from ._rounds import _max_direct_members
 from ._stream import _parameter_values
 
+# Kernels whose k(x, x) is 1 for every row (``Kernel.diag``): a one-row
+# call need not ask.
+_UNIT_DIAGONAL = ("rbf", "laplacian")
+
 # The compiled one-row path of each estimator (_OneRowPath, or _Uncovered
 # where there is none), derived from its state and kept beside it, never
 # pickled.
@@ -133,6 +137,7 @@ class _OneRowPath:
         self.codes = {c: j for j, c in enumerate(est.classes_.tolist())}
         self.binary = est._binary
         self.rng = est._rng
+        self.kxx = 1.0 if kernel.kernel in _UNIT_DIAGONAL else None
         self.rule = est._make_rule()
         self.hooks = _hooks(est, self.rule)
         if self.hooks == "generator":
@@ -214,7 +219,7 @@ class _OneRowPath:
         fast, rule, state = self.fast, self.rule, est._state
         y = (2 * label - 1) if self.binary else label
         # k(x, x) as the blocks compute it (the call's first failure point).
-        kxx = float(est._kernel.diag(fast.row)[0])
+        kxx = self.kxx if self.kxx is not None else float(est._kernel.diag(fast.row)[0])
         hooks = self.hooks
         with est._transaction(deep=False) as tx:
             fast.begin(hooks == "python")

@@ -289,3 +289,36 @@ def test_an_interrupt_after_the_compiled_fold_undoes_the_round(name, average, mo
         assert np.array_equal(a[: len(b)], b[: len(a)]), key
     for attr in ("support_vectors_", "dual_coef_", "support_"):
         assert np.array_equal(getattr(est, attr), getattr(ref, attr)), attr
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian", "poly"])
+def test_the_diagonal_of_a_one_row_call(kernel, monkeypatch):
+    # Where k(x, x) is 1 for every row, a one-row call does not ask the
+    # kernel: the value it would give, and the model of the calls that ask.
+    from sklearn_budget._kernels import Kernel
+
+    rng = np.random.RandomState(5)
+    X = rng.randn(300, 3) * np.array([1.0, 1e3, 1e-3])
+    y = (X[:, 0] > 0).astype(int)
+    if kernel in _one_row._UNIT_DIAGONAL:
+        np.testing.assert_array_equal(Kernel(kernel, gamma=0.7).diag(X), np.ones(len(X)))
+    X = X / 1e3
+    params = dict(random_state=0, kernel=kernel, gamma=0.5, budget=10, degree=2)
+
+    def rows():
+        est = _instances.make("Forgetron", **params)
+        est.partial_fit(X[:1], y[:1], classes=[0, 1])
+        for i in range(1, len(y)):
+            est.partial_fit(X[i : i + 1], y[i : i + 1])
+        return est, _one_row.current_path(est)
+
+    fast, path = rows()
+    assert path.kxx == (1.0 if kernel != "poly" else None)
+    monkeypatch.setattr(_one_row, "_UNIT_DIAGONAL", ())
+    slow, path = rows()
+    assert path.kxx is None
+    for key, a in slow._state.items():
+        assert np.array_equal(fast._state[key], a), key
+    one = _instances.make("Forgetron", **params).partial_fit(X, y, classes=[0, 1])
+    for attr in ("support_vectors_", "dual_coef_", "support_"):
+        assert np.array_equal(getattr(fast, attr), getattr(one, attr)), attr
