@@ -86,6 +86,12 @@ def _hooks(estimator, rule):
 # undoes (``Transaction.on_undo``). Each restores what that change alone
 # touches; the transaction runs them from the last to the first, then puts
 # back the estimator's attributes and the lazily recorded arrays.
+# What a one-row call sets in the estimator's ``__dict__`` (its transaction
+# records these alone) where Python code of the rule or of a subclass plays no
+# part in the round; the state dict itself is changed in place.
+_ATTRIBUTES = ("_state", "_n_seen", "n_iter_", "n_mistakes_")
+
+
 def _restore_arrays(state, before):
     """The arrays ``before`` of the state, under the names the rule's hooks
     may replace: all but those of the pool and the bins (see
@@ -148,6 +154,16 @@ class _OneRowPath:
         # Likewise the members that leave are folded into the pool in
         # compiled code (OneRow.fold), unless a subclass folds its own way.
         self.fold = type(est)._fold_retired is _AveragingMixin._fold_retired
+        # The transaction of a call records what the call sets: _ATTRIBUTES,
+        # unless Python code of the rule or of a subclass takes part.
+        light = (
+            self.hooks != "python"
+            and self.record
+            and self.fold
+            and type(est)._compress_pool is _AveragingMixin._compress_pool
+        )
+        self.attributes = _ATTRIBUTES if light else None
+        self.lazy = est._lazy_undo_prefixes
         n_features = state["Xs"].shape[1]
         engine = Engine(
             state["alpha"].shape[1],
@@ -221,7 +237,11 @@ class _OneRowPath:
         # k(x, x) as the blocks compute it (the call's first failure point).
         kxx = self.kxx if self.kxx is not None else float(est._kernel.diag(fast.row)[0])
         hooks = self.hooks
-        with est._transaction(deep=False) as tx:
+        if self.attributes is None:
+            call = est._transaction(deep=False)
+        else:
+            call = _transaction.Transaction(est, lazy=self.lazy, attributes=self.attributes)
+        with call as tx:
             fast.begin(hooks == "python")
             tx.on_undo(fast.undo)
             if hooks != "none":

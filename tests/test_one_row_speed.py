@@ -322,3 +322,51 @@ def test_the_diagonal_of_a_one_row_call(kernel, monkeypatch):
     one = _instances.make("Forgetron", **params).partial_fit(X, y, classes=[0, 1])
     for attr in ("support_vectors_", "dual_coef_", "support_"):
         assert np.array_equal(getattr(fast, attr), getattr(one, attr)), attr
+
+
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("name", ["Forgetron", "RandomizedBudgetPerceptron", "BudgetPerceptron"])
+def test_an_interrupt_at_the_end_of_a_one_row_call_changes_nothing(name, average):
+    # The transaction of a one-row call records the attributes the call
+    # sets (_one_row._ATTRIBUTES) where no Python code of the rule takes
+    # part: an interrupt after the last of them is set puts everything back.
+    rng = np.random.RandomState(6)
+    X = rng.randn(200, 3)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    params = dict(random_state=0, gamma=0.5, budget=10, average=average)
+    est = _instances.make(name, **params).partial_fit(X[:20], y[:20], classes=[0, 1])
+    ref = _instances.make(name, **params).partial_fit(X, y, classes=[0, 1])
+    est.partial_fit(X[20:21], y[20:21])
+    interrupted = 0
+    for i in range(21, 200):
+        # (An undone fold that grew or compressed the pool puts back its
+        # arrays: the path is built again.)
+        path = _one_row.current_path(est)
+        assert (path.attributes is _one_row._ATTRIBUTES) == (path.hooks != "python")
+        before = pickle.dumps(sorted(vars(est).items()))
+        fast, path.fast = path.fast, _InterruptAtTheEnd(path.fast)
+        with pytest.raises(KeyboardInterrupt):
+            est.partial_fit(X[i : i + 1], y[i : i + 1])
+        interrupted += 1
+        assert pickle.dumps(sorted(vars(est).items())) == before
+        path.fast = fast
+        est.partial_fit(X[i : i + 1], y[i : i + 1])
+    assert interrupted == 179
+    for attr in ("support_vectors_", "dual_coef_", "support_", "n_mistakes_"):
+        assert np.array_equal(getattr(est, attr), getattr(ref, attr)), attr
+
+
+class _InterruptAtTheEnd:
+    """A one-row path's compiled object that raises KeyboardInterrupt when
+    the call marks itself done (its last step)."""
+
+    def __init__(self, fast):
+        object.__setattr__(self, "_fast", fast)
+
+    def __getattr__(self, name):
+        return getattr(self._fast, name)
+
+    def __setattr__(self, name, value):
+        if name == "active" and value is False:
+            raise KeyboardInterrupt
+        setattr(self._fast, name, value)
