@@ -5,6 +5,7 @@ Each shortcut that saves work per round (``_one_row.py``,
 it replaces, bit for bit.
 """
 
+import math
 import pickle
 
 import _instances
@@ -370,3 +371,96 @@ class _InterruptAtTheEnd:
         if name == "active" and value is False:
             raise KeyboardInterrupt
         setattr(self._fast, name, value)
+
+
+def _scale_by_the_steps(counts, sums, n_c, start, min_scale):
+    """The scale of ``_margins.fit_temperature``, step by step in Python,
+    every slope computed anew: the computation its memory of the last
+    slopes replaces (the same IEEE operations, so the same bits)."""
+    C = counts.shape[0]
+    offset = math.log(C - 1 if C > 2 else 1)
+    n, t, m = [], [], []
+    for c in range(C):
+        target = (n_c[c] + 1.0) / (n_c[c] + 2.0)
+        for b in range(counts.shape[1]):
+            if counts[c, b] > 0.0:
+                n.append(float(counts[c, b]))
+                t.append(target)
+                m.append(float(sums[c, b] / counts[c, b]))
+    if not n or not any(v != 0.0 for v in m):
+        return min_scale
+    mmax = max(abs(v) for v in m)
+
+    def slope(a):
+        gs = hs = 0.0
+        for ni, ti, mi in zip(n, t, m):
+            x = a * mi - offset
+            if x >= 0.0:
+                p = 1.0 / (1.0 + math.exp(-x))
+            else:
+                e = math.exp(x)
+                p = e / (1.0 + e)
+            gs += ni * (ti - p) * mi
+            hs += ni * p * (1.0 - p) * mi * mi
+        return gs, hs
+
+    g, h = slope(0.0)
+    if g <= 0.0:
+        return min_scale / mmax
+    lo, hi = 0.0, 1.0 / mmax
+    warm = math.isfinite(start) and start > 0.0
+    if warm:
+        g, h = slope(start)
+        if g > 0.0:
+            lo, hi = start, 1.25 * start
+            g, h = slope(hi)
+            if g > 0.0:
+                warm = False
+            while g > 0.0 and hi < 1e300:
+                lo, hi = hi, 1.25 * hi
+                g, h = slope(hi)
+        else:
+            lo, hi = 0.8 * start, start
+            g, h = slope(lo)
+            while g <= 0.0 and lo > 1e-300:
+                lo, hi = 0.8 * lo, lo
+                g, h = slope(lo)
+            if not lo > 1e-300:
+                lo = 0.0
+    g, h = slope(hi)
+    while g > 0.0 and hi < 1e300:
+        lo, hi = hi, 2.0 * hi
+        g, h = slope(hi)
+    a = start if warm and lo <= start <= hi else 0.5 * (lo + hi)
+    for _ in range(200):
+        g, h = slope(a)
+        if g > 0.0:
+            lo = a
+        else:
+            hi = a
+        step = a + g / h if h > 0.0 else math.nan
+        a_new = step if lo < step < hi else 0.5 * (lo + hi)
+        if abs(a_new - a) <= 1e-12 * a_new or lo == hi:
+            return a_new
+        a = a_new
+    return a
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_scale_remembers_its_slopes_to_the_last_bit(n_classes):
+    # The fit of the probability scale evaluates each slope once, where the
+    # bracket and Newton's first step come back to a point: the scale of
+    # the steps that evaluate every slope anew, bit for bit, cold and from
+    # starts below, at and above the root (the hints of a stream).
+    from sklearn_budget._margins import fit_temperature
+
+    rng = np.random.RandomState(7)
+    X = rng.randn(1500, 2)
+    y = np.argmax(X @ rng.randn(2, n_classes) + rng.randn(1500, n_classes), axis=1)
+    est = _instances.make("Forgetron", random_state=0, gamma=0.5, budget=20)
+    est.partial_fit(X, y, classes=np.arange(n_classes))
+    bins = [est._state[k] for k in ("cal_counts", "cal_sums", "cal_n")]
+    root = fit_temperature(*bins, np.nan, 1e-6)
+    assert root == _scale_by_the_steps(*bins, np.nan, 1e-6)
+    for start in [root, 0.5 * root, 0.99 * root, 1.01 * root, 3 * root, 1e-9, 1e9]:
+        assert fit_temperature(*bins, start, 1e-6) == _scale_by_the_steps(*bins, start, 1e-6)
