@@ -36,15 +36,17 @@ from . import _base, _rounds, _transaction, _validation
 from ._averaging import _AveragingMixin
 from ._calibration import MARGIN_BINS
 from ._engine import Engine
-from ._kernels import _nonfinite_scores
+from ._kernels import Kernel, _nonfinite_scores
 from ._one_row_fast import OneRow, same_objects
 from ._random import generator_state
 from ._rounds import _max_direct_members
 from ._stream import _parameter_values
 
 # Kernels whose k(x, x) is 1 for every row (``Kernel.diag``): a one-row
-# call need not ask.
+# call need not ask, unless ``diag`` is not Kernel's own (a subclass's, or
+# a stand-in that counts or fails its calls).
 _UNIT_DIAGONAL = ("rbf", "laplacian")
+_KERNEL_DIAG = Kernel.diag
 
 # The compiled one-row path of each estimator (_OneRowPath, or _Uncovered
 # where there is none), derived from its state and kept beside it, never
@@ -235,7 +237,11 @@ class _OneRowPath:
         fast, rule, state = self.fast, self.rule, est._state
         y = (2 * label - 1) if self.binary else label
         # k(x, x) as the blocks compute it (the call's first failure point).
-        kxx = self.kxx if self.kxx is not None else float(est._kernel.diag(fast.row)[0])
+        kernel = est._kernel
+        if self.kxx is not None and type(kernel).diag is _KERNEL_DIAG:
+            kxx = self.kxx
+        else:
+            kxx = float(kernel.diag(fast.row)[0])
         hooks = self.hooks
         if self.attributes is None:
             call = est._transaction(deep=False)

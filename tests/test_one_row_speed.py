@@ -315,6 +315,14 @@ def test_the_diagonal_of_a_one_row_call(kernel, monkeypatch):
 
     fast, path = rows()
     assert path.kxx == (1.0 if kernel != "poly" else None)
+    # A stand-in for Kernel.diag is asked.
+    asked = []
+    original = Kernel.diag
+    monkeypatch.setattr(Kernel, "diag", lambda k, X: asked.append(1) or original(k, X))
+    fast.partial_fit(X[:1], y[:1])
+    assert asked
+    monkeypatch.undo()
+    fast, path = rows()
     monkeypatch.setattr(_one_row, "_UNIT_DIAGONAL", ())
     slow, path = rows()
     assert path.kxx is None
