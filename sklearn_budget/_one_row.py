@@ -9,7 +9,9 @@ plus caches that make it cheap:
   beside the estimator while its parameters and its state are the same
   objects (:class:`_OneRowPath`);
 - an undo record that copies the state arrays only when the round is about
-  to change them;
+  to change them, and keeps of the pool of the average only the rows the
+  round appends (``OneRow.fold``) and of the estimator's ``__dict__`` only
+  the attributes the call sets;
 - validation by a few tests of input that needs no conversion; anything
   else takes the full path, and its messages.
 

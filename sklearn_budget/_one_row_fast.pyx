@@ -49,7 +49,9 @@ cdef class OneRow:
     the stream, is the row's margin under the average of the hypotheses so
     far, the pool's part and the current members' (by
     ``_margins.average_margin``, as the blocks compute it), not the online
-    one. The Python side brings the members that left (``engine.retired()``)
+    one. :meth:`fold` appends the members that left to the pool in place
+    while it has room and is not due for compression (``pool_max``
+    members); otherwise the Python side brings them (``engine.retired()``)
     into the pool, which replaces state arrays that only Python changes:
     :meth:`rebind` then follows them.
 
