@@ -20,7 +20,7 @@ that a stream records the same bins whatever calls it is split into:
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, isnan, log, log1p
+from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, isnan, log, log1p, signbit
 from libc.stdint cimport int64_t
 
 import numpy as np
@@ -281,6 +281,38 @@ cdef void _slope(double a, const double* n, const double* t, const double* m,
     h[0] = hs
 
 
+cdef struct _Slopes:
+    # The bins in use (as _slope takes them) and the last points evaluated
+    const double* n
+    const double* t
+    const double* m
+    Py_ssize_t k
+    double offset
+    double a[3]
+    double g[3]
+    double h[3]
+    int size, last
+
+
+cdef void _slope_at(_Slopes* s, double a, double* g, double* h) noexcept nogil:
+    """:func:`_slope` at ``a``, remembering its last three points: the
+    bracket and Newton's first step come back to points just evaluated (the
+    same arithmetic on the same ``a``: the same values)."""
+    cdef int i
+    for i in range(s.size):
+        if s.a[i] == a and signbit(s.a[i]) == signbit(a):
+            g[0] = s.g[i]
+            h[0] = s.h[i]
+            return
+    _slope(a, s.n, s.t, s.m, s.k, s.offset, g, h)
+    s.last = (s.last + 1) % 3
+    s.a[s.last] = a
+    s.g[s.last] = g[0]
+    s.h[s.last] = h[0]
+    if s.size < 3:
+        s.size += 1
+
+
 def fit_temperature(const double[:, ::1] counts, const double[:, ::1] sums,
                     const double[::1] n_c, double start, double min_scale):
     """Maximum-likelihood scale of the bins; ``start <= 0`` or NaN: no warm start.
@@ -292,7 +324,12 @@ def fit_temperature(const double[:, ::1] counts, const double[:, ::1] sums,
     """
     cdef Py_ssize_t C = counts.shape[0], B = counts.shape[1], c, b, k = 0, it
     cdef double offset = log(<double>(C - 1 if C > 2 else 1))
-    cdef double[::1] n = np.empty(C * B), t = np.empty(C * B), m = np.empty(C * B)
+    # One buffer for the bins in use: their weights, targets and mean margins.
+    cdef double[::1] work = np.empty(3 * C * B)
+    cdef double* n = &work[0]
+    cdef double* t = &work[C * B]
+    cdef double* m = &work[2 * C * B]
+    cdef _Slopes slopes
     cdef double target, mmax = 0.0, g, h, lo, hi, a, a_new, step
     cdef bint any_m = False, warm
     for c in range(C):
@@ -309,7 +346,10 @@ def fit_temperature(const double[:, ::1] counts, const double[:, ::1] sums,
                 k += 1
     if k == 0 or not any_m:
         return min_scale
-    _slope(0.0, &n[0], &t[0], &m[0], k, offset, &g, &h)
+    slopes.n, slopes.t, slopes.m, slopes.k, slopes.offset = n, t, m, k, offset
+    slopes.size = 0
+    slopes.last = -1
+    _slope_at(&slopes, 0.0, &g, &h)
     if g <= 0.0:
         # No evidence in the margins: near-uniform probabilities, still
         # ordered as the scores.
@@ -317,30 +357,30 @@ def fit_temperature(const double[:, ::1] counts, const double[:, ::1] sums,
     lo, hi = 0.0, 1.0 / mmax
     warm = isfinite(start) and start > 0.0
     if warm:
-        _slope(start, &n[0], &t[0], &m[0], k, offset, &g, &h)
+        _slope_at(&slopes, start, &g, &h)
         if g > 0.0:
             lo, hi = start, 1.25 * start
-            _slope(hi, &n[0], &t[0], &m[0], k, offset, &g, &h)
+            _slope_at(&slopes, hi, &g, &h)
             if g > 0.0:
                 warm = False
             while g > 0.0 and hi < 1e300:
                 lo, hi = hi, 1.25 * hi
-                _slope(hi, &n[0], &t[0], &m[0], k, offset, &g, &h)
+                _slope_at(&slopes, hi, &g, &h)
         else:
             lo, hi = 0.8 * start, start
-            _slope(lo, &n[0], &t[0], &m[0], k, offset, &g, &h)
+            _slope_at(&slopes, lo, &g, &h)
             while g <= 0.0 and lo > 1e-300:
                 lo, hi = 0.8 * lo, lo
-                _slope(lo, &n[0], &t[0], &m[0], k, offset, &g, &h)
+                _slope_at(&slopes, lo, &g, &h)
             if not lo > 1e-300:
                 lo = 0.0
-    _slope(hi, &n[0], &t[0], &m[0], k, offset, &g, &h)
+    _slope_at(&slopes, hi, &g, &h)
     while g > 0.0 and hi < 1e300:
         lo, hi = hi, 2.0 * hi
-        _slope(hi, &n[0], &t[0], &m[0], k, offset, &g, &h)
+        _slope_at(&slopes, hi, &g, &h)
     a = start if warm and lo <= start <= hi else 0.5 * (lo + hi)
     for it in range(200):
-        _slope(a, &n[0], &t[0], &m[0], k, offset, &g, &h)
+        _slope_at(&slopes, a, &g, &h)
         if g > 0.0:
             lo = a
         else:

@@ -9,7 +9,9 @@ plus caches that make it cheap:
   beside the estimator while its parameters and its state are the same
   objects (:class:`_OneRowPath`);
 - an undo record that copies the state arrays only when the round is about
-  to change them;
+  to change them, and keeps of the pool of the average only the rows the
+  round appends (``OneRow.fold``) and of the estimator's ``__dict__`` only
+  the attributes the call sets;
 - validation by a few tests of input that needs no conversion; anything
   else takes the full path, and its messages.
 
@@ -33,13 +35,20 @@ import numpy as np
 # _base imports this module: its names are read when a path is used, not
 # when this module is imported.
 from . import _base, _rounds, _transaction, _validation
+from ._averaging import _AveragingMixin
 from ._calibration import MARGIN_BINS
 from ._engine import Engine
-from ._kernels import _nonfinite_scores
+from ._kernels import Kernel, _nonfinite_scores
 from ._one_row_fast import OneRow, same_objects
 from ._random import generator_state
 from ._rounds import _max_direct_members
 from ._stream import _parameter_values
+
+# Kernels whose k(x, x) is 1 for every row (``Kernel.diag``): a one-row
+# call need not ask, unless ``diag`` is not Kernel's own (a subclass's, or
+# a stand-in that counts or fails its calls).
+_UNIT_DIAGONAL = ("rbf", "laplacian")
+_KERNEL_DIAG = Kernel.diag
 
 # The compiled one-row path of each estimator (_OneRowPath, or _Uncovered
 # where there is none), derived from its state and kept beside it, never
@@ -81,6 +90,12 @@ def _hooks(estimator, rule):
 # undoes (``Transaction.on_undo``). Each restores what that change alone
 # touches; the transaction runs them from the last to the first, then puts
 # back the estimator's attributes and the lazily recorded arrays.
+# What a one-row call sets in the estimator's ``__dict__`` (its transaction
+# records these alone) where Python code of the rule or of a subclass plays no
+# part in the round; the state dict itself is changed in place.
+_ATTRIBUTES = ("_state", "_n_seen", "n_iter_", "n_mistakes_")
+
+
 def _restore_arrays(state, before):
     """The arrays ``before`` of the state, under the names the rule's hooks
     may replace: all but those of the pool and the bins (see
@@ -132,6 +147,7 @@ class _OneRowPath:
         self.codes = {c: j for j, c in enumerate(est.classes_.tolist())}
         self.binary = est._binary
         self.rng = est._rng
+        self.kxx = 1.0 if kernel.kernel in _UNIT_DIAGONAL else None
         self.rule = est._make_rule()
         self.hooks = _hooks(est, self.rule)
         if self.hooks == "generator":
@@ -139,6 +155,19 @@ class _OneRowPath:
         # The bins of the margins are recorded in compiled code, by the
         # recorder of record_margins, unless a subclass records its own way.
         self.record = type(est)._record_margins is _base.BaseKernelOnlineClassifier._record_margins
+        # Likewise the members that leave are folded into the pool in
+        # compiled code (OneRow.fold), unless a subclass folds its own way.
+        self.fold = type(est)._fold_retired is _AveragingMixin._fold_retired
+        # The transaction of a call records what the call sets: _ATTRIBUTES,
+        # unless Python code of the rule or of a subclass takes part.
+        light = (
+            self.hooks != "python"
+            and self.record
+            and self.fold
+            and type(est)._compress_pool is _AveragingMixin._compress_pool
+        )
+        self.attributes = _ATTRIBUTES if light else None
+        self.lazy = est._lazy_undo_prefixes
         n_features = state["Xs"].shape[1]
         engine = Engine(
             state["alpha"].shape[1],
@@ -162,6 +191,9 @@ class _OneRowPath:
             for name in state
             if not name.startswith(_base._LAZY_UNDO_PREFIXES) and name not in ("counters", "scale")
         ]
+        # The pool's size at which it is compressed (-1: never, the exact average).
+        room = est._pool_room() if est._averages else None
+        pool_max = -1 if room is None else room + int(state["pool_n"][0])
         self.fast = OneRow(
             engine,
             self.rule,
@@ -173,6 +205,7 @@ class _OneRowPath:
             MARGIN_BINS,
             est._averages,
             est._average_every,
+            pool_max,
         )
 
     def valid(self, est):
@@ -206,9 +239,17 @@ class _OneRowPath:
         fast, rule, state = self.fast, self.rule, est._state
         y = (2 * label - 1) if self.binary else label
         # k(x, x) as the blocks compute it (the call's first failure point).
-        kxx = float(est._kernel.diag(fast.row)[0])
+        kernel = est._kernel
+        if self.kxx is not None and type(kernel).diag is _KERNEL_DIAG:
+            kxx = self.kxx
+        else:
+            kxx = float(kernel.diag(fast.row)[0])
         hooks = self.hooks
-        with est._transaction(deep=False) as tx:
+        if self.attributes is None:
+            call = est._transaction(deep=False)
+        else:
+            call = _transaction.Transaction(est, lazy=self.lazy, attributes=self.attributes)
+        with call as tx:
             fast.begin(hooks == "python")
             tx.on_undo(fast.undo)
             if hooks != "none":
@@ -245,10 +286,13 @@ class _OneRowPath:
                     np.array([float(state["counters"][1])]),
                 )
             # Averaged models, in the order of _play: the members that left
-            # go to the pool of the average (a removal rule's update). That
-            # is Python's, and changes only the arrays the transaction
-            # records lazily (the pool's).
-            retired = fast.engine.retired() if fast.averaged else None
+            # go to the pool of the average (a removal rule's update). The
+            # compiled fold appends them in place, undone by fast.undo; a
+            # pool that must grow or be compressed is Python's, which
+            # changes only the arrays the transaction records lazily.
+            retired = None
+            if fast.averaged and not (self.fold and fast.fold()):
+                retired = fast.engine.retired()
             if retired is not None:
                 tx.track_lazy_arrays()
                 est._fold_retired(retired, None)

@@ -49,7 +49,9 @@ cdef class OneRow:
     the stream, is the row's margin under the average of the hypotheses so
     far, the pool's part and the current members' (by
     ``_margins.average_margin``, as the blocks compute it), not the online
-    one. The Python side brings the members that left (``engine.retired()``)
+    one. :meth:`fold` appends the members that left to the pool in place
+    while it has room and is not due for compression (``pool_max``
+    members); otherwise the Python side brings them (``engine.retired()``)
     into the pool, which replaces state arrays that only Python changes:
     :meth:`rebind` then follows them.
 
@@ -77,9 +79,16 @@ cdef class OneRow:
     cdef public bint averaged
     cdef int64_t cal_every
     cdef int64_t[::1] pool_n
-    cdef const double[:, ::1] pool_coef  # (capacity, R)
-    cdef const double[:, ::1] pool_X     # (capacity, d)
+    cdef double[:, ::1] pool_coef  # (capacity, R)
+    cdef double[:, ::1] pool_X     # (capacity, d)
+    cdef int64_t[::1] pool_idx
     cdef double[::1] avg_k, avg_f
+    # The most members the pool holds before it is compressed (fold)
+    cdef Py_ssize_t pool_max
+    # Undo record of the last fold: the pool's count and the rows it wrote
+    cdef Py_ssize_t folded, old_pool_n
+    cdef double[:, ::1] old_pool_X, old_pool_coef
+    cdef int64_t[::1] old_pool_idx
     # Log-probabilities of the last scores (proba_of_scores)
     cdef double[::1] log_p
     #: Whether the round played recorded its margin (averaged models: every
@@ -97,12 +106,14 @@ cdef class OneRow:
 
     def __init__(self, Engine engine, Rule rule, dict state, list undo_names,
                  Py_ssize_t limit, Py_ssize_t max_direct, Py_ssize_t avg_max_direct,
-                 MarginBins bins, bint averaged=False, int64_t cal_every=0):
-        cdef Py_ssize_t i
+                 MarginBins bins, bint averaged=False, int64_t cal_every=0,
+                 Py_ssize_t pool_max=-1):
+        cdef Py_ssize_t i, n_ret
         self.engine = engine
         self.rule = rule
         self.state = state
         self.averaged = averaged
+        self.pool_max = pool_max
         self.cal_every = cal_every if averaged else 0
         engine.cal_every = self.cal_every
         self.limit = limit
@@ -122,7 +133,13 @@ cdef class OneRow:
         rule.bind(state)
         engine.set_block(self.yb, self.wb, self.db, self.ib, Kc=None, Xb=self.xb)
         # A round removes at most every member and the row (and replaces one).
-        engine.reserve_retired(engine.alpha.shape[0] + 2)
+        n_ret = engine.alpha.shape[0] + 2
+        engine.reserve_retired(n_ret)
+        self.folded = 0
+        if averaged:
+            self.old_pool_X = np.zeros((n_ret, engine.d))
+            self.old_pool_coef = np.zeros((n_ret, engine.R))
+            self.old_pool_idx = np.zeros(n_ret, dtype=np.int64)
         if len(undo_names) > 64:
             raise ValueError("Too many state arrays for the undo record.")
         self.copies = []
@@ -152,6 +169,7 @@ cdef class OneRow:
             self.pool_n = state["pool_n"]
             self.pool_coef = state["pool_coef"]
             self.pool_X = state["pool_X"]
+            self.pool_idx = state["pool_idx"]
             m = self.pool_X.shape[0]
             if self.avg_k is None or self.avg_k.shape[0] < m:
                 self.avg_k = np.zeros(max(m, 1))
@@ -213,6 +231,7 @@ cdef class OneRow:
         cdef Py_ssize_t i
         self.active = True
         self.recorded = False
+        self.folded = 0
         for i in range(4):
             self.old_counters[i] = self.counters[i]
         self.old_scale[0] = self.scale[0]
@@ -303,6 +322,40 @@ cdef class OneRow:
         return average_margin(self.pool_coef, &self.avg_k[0], m, &e.aout[0, 0], <double>e.t,
                               y, &self.avg_f[0])
 
+    def fold(self):
+        """Append the members that the round removed (the engine's record of
+        :meth:`Engine.retired`) to the pool of the average, as
+        ``_AveragingMixin._fold_retired`` appends them, and forget them.
+
+        Only where the pool has room and is not due for compression (more
+        than ``pool_max`` members): then the pool's arrays stay the same
+        objects, and :meth:`undo` puts back its count and the rows written.
+        Returns False, with nothing changed, where it is due or full: the
+        caller then folds them the Python way.
+        """
+        cdef Engine e = self.engine
+        cdef Py_ssize_t n, m = e.n_ret, i, j, c, a
+        if m == 0:
+            return True
+        n = self.pool_n[0]
+        if n + m > self.pool_X.shape[0] or (self.pool_max >= 0 and n + m > self.pool_max):
+            return False
+        for i in range(m):
+            j = n + i
+            self.old_pool_idx[i] = self.pool_idx[j]
+            self.pool_idx[j] = e.ret_idx[i]
+            for c in range(e.R):
+                self.old_pool_coef[i, c] = self.pool_coef[j, c]
+                self.pool_coef[j, c] = e.ret_acc[i, c]
+            for a in range(e.d):
+                self.old_pool_X[i, a] = self.pool_X[j, a]
+                self.pool_X[j, a] = e.ret_X[i, a]
+        self.old_pool_n = n
+        self.folded = m
+        self.pool_n[0] = n + m
+        e.n_ret = 0
+        return True
+
     def average_finite(self):
         """Whether the sums of the average are finite after the round
         (``_AveragingMixin._average_is_finite`` on the arrays bound here)."""
@@ -312,7 +365,7 @@ cdef class OneRow:
     def undo(self):
         """Put back everything the last :meth:`play` changed (nothing if none is active)."""
         cdef Engine e = self.engine
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, c, a, n
         if not self.active:
             return
         if e.ckpt_taken:
@@ -323,6 +376,16 @@ cdef class OneRow:
             self.counters[i] = self.old_counters[i]
         self.scale[0] = self.old_scale[0]
         self.scale[1] = self.old_scale[1]
+        if self.folded:
+            n = self.old_pool_n
+            for i in range(self.folded):
+                self.pool_idx[n + i] = self.old_pool_idx[i]
+                for c in range(e.R):
+                    self.pool_coef[n + i, c] = self.old_pool_coef[i, c]
+                for a in range(e.d):
+                    self.pool_X[n + i, a] = self.old_pool_X[i, a]
+            self.pool_n[0] = n
+            self.folded = 0
         if self.recorded:
             self.cal_counts[self.bin_at] = self.old_count
             self.cal_sums[self.bin_at] = self.old_sum

@@ -5,6 +5,7 @@ Each shortcut that saves work per round (``_one_row.py``,
 it replaces, bit for bit.
 """
 
+import math
 import pickle
 
 import _instances
@@ -146,3 +147,328 @@ def test_odd_and_bad_river_events_of_a_feature_estimator():
         with pytest.raises((ValueError, TypeError), match=match):
             model.learn_one({"f0": bad}, True)
     assert pickle.dumps(model) == before
+
+
+# The removal rules: with the average, the members that leave a one-row
+# call's round are appended to the pool of the average in compiled code
+# (OneRow.fold) while the pool has room and is not due for compression.
+REMOVING = _instances.names("removes_members")
+
+
+def _fold_stream(name, average, monkeypatch, compiled):
+    """A one-row stream of ``name``, the compiled fold on or off, and how
+    many folds Python made (``_fold_retired``)."""
+    calls = {"n": 0}
+    cls = type(_instances.make(name))
+    original = cls._fold_retired
+
+    def fold(self, *args):
+        calls["n"] += 1
+        return original(self, *args)
+
+    with monkeypatch.context() as m:
+        m.setattr(cls, "_fold_retired", fold)
+        if compiled:
+            # A wrapped _fold_retired turns the compiled fold off: back on.
+            init = _one_row._OneRowPath.__init__
+
+            def init_on(self, est):
+                init(self, est)
+                self.fold = True
+
+            m.setattr(_one_row._OneRowPath, "__init__", init_on)
+        rng = np.random.RandomState(3)
+        X = rng.randn(600, 3)
+        y = (X[:, 0] * X[:, 1] > 0).astype(int)
+        est = _instances.make(name, random_state=0, gamma=0.5, budget=10, average=average)
+        est.partial_fit(X[:1], y[:1], classes=[0, 1])
+        for i in range(1, len(y)):
+            est.partial_fit(X[i : i + 1], y[i : i + 1])
+        assert type(_one_row._ONE_ROW.get(est)) is _one_row._OneRowPath
+    return est, X, calls["n"]
+
+
+@pytest.mark.parametrize("average", [True, "exact"])
+@pytest.mark.parametrize("name", REMOVING)
+def test_the_compiled_fold_is_the_python_fold(name, average, monkeypatch):
+    fast, X, fast_folds = _fold_stream(name, average, monkeypatch, compiled=True)
+    slow, _, slow_folds = _fold_stream(name, average, monkeypatch, compiled=False)
+    # The slow path folds every removal in Python; the compiled one only
+    # those that grow or compress the pool.
+    assert slow_folds > 50
+    assert fast_folds < slow_folds / 4
+    assert fast._state.keys() == slow._state.keys()
+    for key, a in slow._state.items():
+        # Every array whole, the rows of the pool beyond its count included.
+        b = fast._state[key]
+        assert a.dtype == b.dtype and np.array_equal(a, b), key
+    for attr in ("support_vectors_", "dual_coef_", "support_", "proba_scale_"):
+        assert np.array_equal(getattr(fast, attr), getattr(slow, attr)), attr
+    np.testing.assert_array_equal(fast.decision_function(X), slow.decision_function(X))
+
+
+class _FailingFast:
+    """A one-row path's compiled object whose test of the average raises
+    KeyboardInterrupt after every other round that folded members into
+    the pool in compiled code (a failure after the fold)."""
+
+    def __init__(self, fast, est, counts):
+        object.__setattr__(self, "_fast", fast)
+        object.__setattr__(self, "_est", est)
+        object.__setattr__(self, "_counts", counts)
+
+    def __getattr__(self, name):
+        return getattr(self._fast, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._fast, name, value)
+
+    def begin(self, eager):
+        self._counts["folded"] = False
+        self._fast.begin(eager)
+
+    def fold(self):
+        before = int(self._est._state["pool_n"][0])
+        done = self._fast.fold()
+        self._counts["folded"] = done and int(self._est._state["pool_n"][0]) > before
+        return done
+
+    def average_finite(self):
+        finite = self._fast.average_finite()
+        _fail_after_fold(self._counts)
+        return finite
+
+
+def _fail_after_fold(counts):
+    """Raise KeyboardInterrupt on every other round that folded in compiled
+    code (the second attempt of a call goes through)."""
+    if counts["folded"]:
+        counts["fail"] = not counts["fail"]
+        if counts["fail"]:
+            counts["undone"] += 1
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("average", [True, "exact"])
+@pytest.mark.parametrize("name", REMOVING)
+def test_an_interrupt_after_the_compiled_fold_undoes_the_round(name, average, monkeypatch):
+    # The compiled fold has appended the members that left to the pool
+    # (in place) when the call is interrupted: the round and the fold are
+    # undone, every array whole as it was, and played again the rows give
+    # the model of one call.
+    rng = np.random.RandomState(4)
+    X = rng.randn(400, 3)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    params = dict(random_state=0, gamma=0.5, budget=10, average=average)
+    est = _instances.make(name, **params).partial_fit(X[:50], y[:50], classes=[0, 1])
+    ref = _instances.make(name, **params).partial_fit(X, y, classes=[0, 1])
+    counts = {"folded": False, "fail": False, "undone": 0}
+    # Rules with hooks of their own test the average in Python: it fails there.
+    test = type(est)._average_is_finite
+
+    def average_is_finite(self):
+        finite = test(self)
+        _fail_after_fold(counts)
+        return finite
+
+    monkeypatch.setattr(type(est), "_average_is_finite", average_is_finite)
+    for i in range(50, 400):
+        while True:
+            before = pickle.dumps(sorted(vars(est).items()))
+            path = _one_row.current_path(est)
+            if type(path.fast) is not _FailingFast:
+                path.fast = _FailingFast(path.fast, est, counts)
+            try:
+                est.partial_fit(X[i : i + 1], y[i : i + 1])
+                break
+            except KeyboardInterrupt:
+                assert pickle.dumps(sorted(vars(est).items())) == before
+    assert counts["undone"] > 20
+    monkeypatch.undo()
+    for key, a in ref._state.items():
+        b = est._state[key]
+        assert np.array_equal(a[: len(b)], b[: len(a)]), key
+    for attr in ("support_vectors_", "dual_coef_", "support_"):
+        assert np.array_equal(getattr(est, attr), getattr(ref, attr)), attr
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian", "poly"])
+def test_the_diagonal_of_a_one_row_call(kernel, monkeypatch):
+    # Where k(x, x) is 1 for every row, a one-row call does not ask the
+    # kernel: the value it would give, and the model of the calls that ask.
+    from sklearn_budget._kernels import Kernel
+
+    rng = np.random.RandomState(5)
+    X = rng.randn(300, 3) * np.array([1.0, 1e3, 1e-3])
+    y = (X[:, 0] > 0).astype(int)
+    if kernel in _one_row._UNIT_DIAGONAL:
+        np.testing.assert_array_equal(Kernel(kernel, gamma=0.7).diag(X), np.ones(len(X)))
+    X = X / 1e3
+    params = dict(random_state=0, kernel=kernel, gamma=0.5, budget=10, degree=2)
+
+    def rows():
+        est = _instances.make("Forgetron", **params)
+        est.partial_fit(X[:1], y[:1], classes=[0, 1])
+        for i in range(1, len(y)):
+            est.partial_fit(X[i : i + 1], y[i : i + 1])
+        return est, _one_row.current_path(est)
+
+    fast, path = rows()
+    assert path.kxx == (1.0 if kernel != "poly" else None)
+    # A stand-in for Kernel.diag is asked.
+    asked = []
+    original = Kernel.diag
+    monkeypatch.setattr(Kernel, "diag", lambda k, X: asked.append(1) or original(k, X))
+    fast.partial_fit(X[:1], y[:1])
+    assert asked
+    monkeypatch.undo()
+    fast, path = rows()
+    monkeypatch.setattr(_one_row, "_UNIT_DIAGONAL", ())
+    slow, path = rows()
+    assert path.kxx is None
+    for key, a in slow._state.items():
+        assert np.array_equal(fast._state[key], a), key
+    one = _instances.make("Forgetron", **params).partial_fit(X, y, classes=[0, 1])
+    for attr in ("support_vectors_", "dual_coef_", "support_"):
+        assert np.array_equal(getattr(fast, attr), getattr(one, attr)), attr
+
+
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("name", ["Forgetron", "RandomizedBudgetPerceptron", "BudgetPerceptron"])
+def test_an_interrupt_at_the_end_of_a_one_row_call_changes_nothing(name, average):
+    # The transaction of a one-row call records the attributes the call
+    # sets (_one_row._ATTRIBUTES) where no Python code of the rule takes
+    # part: an interrupt after the last of them is set puts everything back.
+    rng = np.random.RandomState(6)
+    X = rng.randn(200, 3)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    params = dict(random_state=0, gamma=0.5, budget=10, average=average)
+    est = _instances.make(name, **params).partial_fit(X[:20], y[:20], classes=[0, 1])
+    ref = _instances.make(name, **params).partial_fit(X, y, classes=[0, 1])
+    est.partial_fit(X[20:21], y[20:21])
+    interrupted = 0
+    for i in range(21, 200):
+        # (An undone fold that grew or compressed the pool puts back its
+        # arrays: the path is built again.)
+        path = _one_row.current_path(est)
+        assert (path.attributes is _one_row._ATTRIBUTES) == (path.hooks != "python")
+        before = pickle.dumps(sorted(vars(est).items()))
+        fast, path.fast = path.fast, _InterruptAtTheEnd(path.fast)
+        with pytest.raises(KeyboardInterrupt):
+            est.partial_fit(X[i : i + 1], y[i : i + 1])
+        interrupted += 1
+        assert pickle.dumps(sorted(vars(est).items())) == before
+        path.fast = fast
+        est.partial_fit(X[i : i + 1], y[i : i + 1])
+    assert interrupted == 179
+    for attr in ("support_vectors_", "dual_coef_", "support_", "n_mistakes_"):
+        assert np.array_equal(getattr(est, attr), getattr(ref, attr)), attr
+
+
+class _InterruptAtTheEnd:
+    """A one-row path's compiled object that raises KeyboardInterrupt when
+    the call marks itself done (its last step)."""
+
+    def __init__(self, fast):
+        object.__setattr__(self, "_fast", fast)
+
+    def __getattr__(self, name):
+        return getattr(self._fast, name)
+
+    def __setattr__(self, name, value):
+        if name == "active" and value is False:
+            raise KeyboardInterrupt
+        setattr(self._fast, name, value)
+
+
+def _scale_by_the_steps(counts, sums, n_c, start, min_scale):
+    """The scale of ``_margins.fit_temperature``, step by step in Python,
+    every slope computed anew: the computation its memory of the last
+    slopes replaces (the same IEEE operations, so the same bits)."""
+    C = counts.shape[0]
+    offset = math.log(C - 1 if C > 2 else 1)
+    n, t, m = [], [], []
+    for c in range(C):
+        target = (n_c[c] + 1.0) / (n_c[c] + 2.0)
+        for b in range(counts.shape[1]):
+            if counts[c, b] > 0.0:
+                n.append(float(counts[c, b]))
+                t.append(target)
+                m.append(float(sums[c, b] / counts[c, b]))
+    if not n or not any(v != 0.0 for v in m):
+        return min_scale
+    mmax = max(abs(v) for v in m)
+
+    def slope(a):
+        gs = hs = 0.0
+        for ni, ti, mi in zip(n, t, m):
+            x = a * mi - offset
+            if x >= 0.0:
+                p = 1.0 / (1.0 + math.exp(-x))
+            else:
+                e = math.exp(x)
+                p = e / (1.0 + e)
+            gs += ni * (ti - p) * mi
+            hs += ni * p * (1.0 - p) * mi * mi
+        return gs, hs
+
+    g, h = slope(0.0)
+    if g <= 0.0:
+        return min_scale / mmax
+    lo, hi = 0.0, 1.0 / mmax
+    warm = math.isfinite(start) and start > 0.0
+    if warm:
+        g, h = slope(start)
+        if g > 0.0:
+            lo, hi = start, 1.25 * start
+            g, h = slope(hi)
+            if g > 0.0:
+                warm = False
+            while g > 0.0 and hi < 1e300:
+                lo, hi = hi, 1.25 * hi
+                g, h = slope(hi)
+        else:
+            lo, hi = 0.8 * start, start
+            g, h = slope(lo)
+            while g <= 0.0 and lo > 1e-300:
+                lo, hi = 0.8 * lo, lo
+                g, h = slope(lo)
+            if not lo > 1e-300:
+                lo = 0.0
+    g, h = slope(hi)
+    while g > 0.0 and hi < 1e300:
+        lo, hi = hi, 2.0 * hi
+        g, h = slope(hi)
+    a = start if warm and lo <= start <= hi else 0.5 * (lo + hi)
+    for _ in range(200):
+        g, h = slope(a)
+        if g > 0.0:
+            lo = a
+        else:
+            hi = a
+        step = a + g / h if h > 0.0 else math.nan
+        a_new = step if lo < step < hi else 0.5 * (lo + hi)
+        if abs(a_new - a) <= 1e-12 * a_new or lo == hi:
+            return a_new
+        a = a_new
+    return a
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_scale_remembers_its_slopes_to_the_last_bit(n_classes):
+    # The fit of the probability scale evaluates each slope once, where the
+    # bracket and Newton's first step come back to a point: the scale of
+    # the steps that evaluate every slope anew, bit for bit, cold and from
+    # starts below, at and above the root (the hints of a stream).
+    from sklearn_budget._margins import fit_temperature
+
+    rng = np.random.RandomState(7)
+    X = rng.randn(1500, 2)
+    y = np.argmax(X @ rng.randn(2, n_classes) + rng.randn(1500, n_classes), axis=1)
+    est = _instances.make("Forgetron", random_state=0, gamma=0.5, budget=20)
+    est.partial_fit(X, y, classes=np.arange(n_classes))
+    bins = [est._state[k] for k in ("cal_counts", "cal_sums", "cal_n")]
+    root = fit_temperature(*bins, np.nan, 1e-6)
+    assert root == _scale_by_the_steps(*bins, np.nan, 1e-6)
+    for start in [root, 0.5 * root, 0.99 * root, 1.01 * root, 3 * root, 1e-9, 1e9]:
+        assert fit_temperature(*bins, start, 1e-6) == _scale_by_the_steps(*bins, start, 1e-6)

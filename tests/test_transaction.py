@@ -100,3 +100,37 @@ def test_a_shallow_transaction_tracks_the_lazy_arrays_once_asked():
     assert model._state is state
     np.testing.assert_array_equal(model._state["cal_bins"], np.zeros(2))
     assert model._state["cal_bins"] is not bins  # the copy made before the change
+
+
+def test_a_transaction_of_named_attributes_puts_back_those_alone():
+    # A call that sets only the attributes it names records them alone:
+    # on failure they are put back (one added is removed, one removed
+    # comes back), with the lazy arrays it tracked and what it published.
+    model = Model()
+    model.n_mistakes_ = 2
+    state = model._state
+    published(model)["proba_scale_"] = 1.5
+    with pytest.raises(KeyboardInterrupt):
+        with Transaction(
+            model, lazy=("cal_",), attributes=("_state", "n_seen", "n_iter_", "n_mistakes_")
+        ) as tx:
+            assert model not in _PUBLISHED
+            tx.track_lazy_arrays()
+            before_change(model, "cal_")
+            model._state["cal_bins"] = np.ones(2)
+            model.n_seen = 6
+            model.n_iter_ = 1
+            del model.n_mistakes_
+            model.unlisted = True  # not recorded: stays
+            raise KeyboardInterrupt
+    assert model._state is state
+    np.testing.assert_array_equal(model._state["cal_bins"], np.zeros(2))
+    assert (model.n_seen, model.n_mistakes_) == (5, 2)
+    assert not hasattr(model, "n_iter_")
+    assert model.unlisted is True
+    assert published(model) == {"proba_scale_": 1.5}
+    with Transaction(model, attributes=("n_seen",)):
+        model.n_seen = 7
+    assert model.n_seen == 7
+    with pytest.raises(ValueError, match="deep"):
+        Transaction(model, deep=True, attributes=("n_seen",))
