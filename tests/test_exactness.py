@@ -300,3 +300,23 @@ def test_scoring_rows_take_blas_where_the_rounds_would_not():
     assert not _direct_pays(100, 2000, 784, within_block=False)
     # One row against a few members in two dimensions stays in the loop.
     assert _direct_pays(10, 1, 2, within_block=False)
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_sparse_rbf_gives_the_bits_of_rbf_kernel(same):
+    # The rbf kernel of CSR rows is computed without scikit-learn's
+    # validation: the same values to the bit, the zero distance of a row to
+    # itself (X is Y) included.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._kernels import Kernel
+
+    rng = np.random.RandomState(0)
+    for _ in range(20):
+        d = rng.randint(1, 400)
+        X = sp.random(rng.randint(1, 30), d, density=0.1, format="csr", random_state=rng) * 7.0
+        Y = X if same else sp.random(17, d, density=0.3, format="csr", random_state=rng)
+        got = Kernel("rbf", gamma=0.3)(X, Y)
+        assert np.array_equal(got, rbf_kernel(X, Y, gamma=0.3))
+        if same:
+            assert np.all(np.diag(got) == 1.0)
