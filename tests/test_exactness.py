@@ -302,20 +302,41 @@ def test_scoring_rows_take_blas_where_the_rounds_would_not():
     assert _direct_pays(10, 1, 2, within_block=False)
 
 
+def _messy_csr(rng, n_rows, n_features, index_dtype):
+    """CSR rows with unsorted and repeated column indices, of all magnitudes."""
+    data, indices, indptr = [], [], [0]
+    for _ in range(n_rows):
+        k = rng.randint(0, 8)
+        indices.extend(rng.randint(0, n_features, k))
+        data.extend(rng.standard_normal(k) * rng.choice([1e-3, 1.0, 1e3]))
+        indptr.append(len(indices))
+    X = sp.csr_matrix(
+        (np.array(data, dtype=float), np.array(indices, dtype=index_dtype), np.array(indptr)),
+        shape=(n_rows, n_features),
+    )
+    X.has_sorted_indices = False
+    X.has_canonical_format = False
+    return X
+
+
 @pytest.mark.parametrize("same", [False, True])
 def test_sparse_rbf_gives_the_bits_of_rbf_kernel(same):
     # The rbf kernel of CSR rows is computed without scikit-learn's
-    # validation: the same values to the bit, the zero distance of a row to
-    # itself (X is Y) included.
+    # validation and transposed copy: the same values to the bit, the zero
+    # distance of a row to itself (X is Y) included.
     from sklearn.metrics.pairwise import rbf_kernel
 
     from sklearn_budget._kernels import Kernel
 
     rng = np.random.RandomState(0)
-    for _ in range(20):
+    for trial in range(40):
         d = rng.randint(1, 400)
-        X = sp.random(rng.randint(1, 30), d, density=0.1, format="csr", random_state=rng) * 7.0
-        Y = X if same else sp.random(17, d, density=0.3, format="csr", random_state=rng)
+        if trial % 2:
+            X = _messy_csr(rng, rng.randint(1, 12), d, np.int32)
+            Y = X if same else _messy_csr(rng, rng.randint(1, 12), d, np.int64)
+        else:
+            X = sp.random(rng.randint(1, 30), d, density=0.1, format="csr", random_state=rng) * 7.0
+            Y = X if same else sp.random(17, d, density=0.3, format="csr", random_state=rng)
         got = Kernel("rbf", gamma=0.3)(X, Y)
         assert np.array_equal(got, rbf_kernel(X, Y, gamma=0.3))
         if same:
