@@ -13,7 +13,7 @@ exponents of the rbf kernel of CSR rows, as scikit-learn computes them.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from libc.math cimport isfinite
+from libc.math cimport NAN, isfinite
 
 import numpy as np
 
@@ -51,7 +51,8 @@ def kernel_block(const double[:, ::1] X, const double[:, ::1] Z, kernel_code, do
     return out
 
 
-def sparse_rbf_exponents(X, Z, double gamma, bint same):
+def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
+                         Py_ssize_t chunk=1):
     """``-gamma ||x - z||^2`` for the float64 CSR rows of ``X`` and ``Z``, the
     bits of scikit-learn's ``rbf_kernel`` before its ``exp``.
 
@@ -63,6 +64,11 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same):
     more than the products for high-dimensional rows against few members;
     then ``(-2 x.z + ||x||^2) + ||z||^2``, negatives set to zero, zero on the
     diagonal if ``same`` (``Z`` is ``X``), times ``-gamma``.
+
+    ``lower >= 0``: ``Z`` is ``lower`` members followed by the rows of
+    ``X`` (a block of rounds, which reads row ``i`` against the rows before
+    it only); row ``i`` is computed against the members and the rows of
+    ``X`` up to the end of its chunk of ``chunk`` rows, NaN beyond.
     """
     cdef const double[::1] xd = np.ascontiguousarray(X.data, dtype=np.float64)
     cdef const Py_ssize_t[::1] xi = np.asarray(X.indices, dtype=np.intp)
@@ -70,7 +76,7 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same):
     cdef const double[::1] zd = np.ascontiguousarray(Z.data, dtype=np.float64)
     cdef const Py_ssize_t[::1] zi = np.asarray(Z.indices, dtype=np.intp)
     cdef const Py_ssize_t[::1] zp = np.asarray(Z.indptr, dtype=np.intp)
-    cdef Py_ssize_t n = X.shape[0], m = Z.shape[0], i, j, e, f, k
+    cdef Py_ssize_t n = X.shape[0], m = Z.shape[0], i, j, e, f, k, lim = m
     cdef double a, v, g = -gamma
     out = np.zeros((n, m))
     cdef double[:, ::1] K = out
@@ -103,7 +109,11 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same):
                 while e >= 0:
                     K[i, row[e]] += a * zd[e]
                     e = nxt[e]
-            for j in range(m):
+            if lower >= 0:
+                lim = min(m, lower + (i // chunk + 1) * chunk)
+                for j in range(lim, m):
+                    K[i, j] = NAN
+            for j in range(lim):
                 v = -2.0 * K[i, j]
                 v = v + xx[i]
                 v = v + zz[j]

@@ -205,7 +205,7 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
             small = b * Z.shape[0] * X.shape[1] < _SINGLE_THREAD_FLOPS
             # Overflow shows as non-finite scores, reported by the loop.
             with single_blas_thread() if small else nullcontext(), np.errstate(all="ignore"):
-                Kc = np.ascontiguousarray(kernel(Xb, Z), dtype=np.float64)
+                Kc = kernel.rounds_block(Xb, Z, n)
             if est._dense and est._kernel_code is not None and not np.isfinite(Kc).all():
                 # Huge rows: the values of the direct path, by differences.
                 Kc = est._kernel_matrix(Xb, Z)

@@ -341,3 +341,27 @@ def test_sparse_rbf_gives_the_bits_of_rbf_kernel(same):
         assert np.array_equal(got, rbf_kernel(X, Y, gamma=0.3))
         if same:
             assert np.all(np.diag(got) == 1.0)
+
+
+def test_rounds_block_of_sparse_rows_gives_the_values_the_rounds_read():
+    # A block of rounds reads row j against the members and the block's rows
+    # up to j: those values are rbf_kernel's to the bit; the others, never
+    # read, are NaN and only beyond the row's chunk.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._kernels import _ROUNDS_CHUNK, Kernel
+
+    rng = np.random.RandomState(3)
+    for n_members, b in [(0, 1), (5, 70), (40, 2 * _ROUNDS_CHUNK), (1, _ROUNDS_CHUNK + 1)]:
+        members = sp.random(n_members, 300, density=0.05, format="csr", random_state=rng)
+        Xb = _messy_csr(rng, b, 300, np.int32)
+        Z = sp.vstack([members, Xb], format="csr")
+        got = Kernel("rbf", gamma=0.7).rounds_block(Xb, Z, n_members)
+        full = rbf_kernel(Xb, Z, gamma=0.7)
+        for j in range(b):
+            end = n_members + (j // _ROUNDS_CHUNK + 1) * _ROUNDS_CHUNK
+            assert np.array_equal(got[j, :end], full[j, :end])
+            assert np.isnan(got[j, end:]).all()
+    # Other kernels: the whole block.
+    linear = Kernel("linear")
+    assert np.array_equal(linear.rounds_block(Xb, Z, n_members), linear(Xb, Z))
