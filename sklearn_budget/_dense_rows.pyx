@@ -59,10 +59,9 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
     Its arithmetic in its order: the squared norms summed along each row;
     the products ``x . z`` as ``csr_matmul_csr_to_dense`` sums them (in the
     order of ``x``'s entries, over the rows of ``Z`` holding each feature in
-    increasing order), here from linked lists of ``Z``'s entries by feature
-    instead of its transposed copy, whose ``n_features + 1`` pointers cost
-    more than the products for high-dimensional rows against few members;
-    then ``(-2 x.z + ||x||^2) + ||z||^2``, negatives set to zero, zero on the
+    increasing order), from ``Z`` transposed here, or, for rows of many more
+    features than ``Z`` has entries, from linked lists of its entries by
+    feature (no ``O(n_features)`` pass, no copy of ``Z``); then ``(-2 x.z + ||x||^2) + ||z||^2``, negatives set to zero, zero on the
     diagonal if ``same`` (``Z`` is ``X``), times ``-gamma``.
 
     ``lower >= 0``: ``Z`` is ``lower`` members followed by the rows of
@@ -82,10 +81,16 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
     cdef double[:, ::1] K = out
     cdef double[::1] xx = np.zeros(n)
     cdef double[::1] zz = xx if same else np.zeros(m)
-    # head[k]: the first entry of Z in feature k (-1: none), nxt[e] the next.
-    cdef Py_ssize_t[::1] head = np.full(X.shape[1], -1, dtype=np.intp)
-    cdef Py_ssize_t[::1] nxt = np.empty(max(zi.shape[0], 1), dtype=np.intp)
-    cdef Py_ssize_t[::1] row = np.empty(max(zi.shape[0], 1), dtype=np.intp)
+    cdef Py_ssize_t d = X.shape[1], nnz = zi.shape[0], p
+    cdef bint lists = d > 4 * nnz
+    # Lists: head[k] the first entry of Z in feature k (-1: none), nxt[e]
+    # the next. Transposed: the entries of feature k at first[k]:first[k + 1].
+    cdef Py_ssize_t[::1] head = np.full(d if lists else 1, -1, dtype=np.intp)
+    cdef Py_ssize_t[::1] nxt = np.empty(max(nnz, 1), dtype=np.intp)
+    cdef Py_ssize_t[::1] row = np.empty(max(nnz, 1), dtype=np.intp)
+    cdef Py_ssize_t[::1] first = np.zeros(1 if lists else d + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] fill = np.empty(1 if lists else d, dtype=np.intp)
+    cdef double[::1] val = np.empty(1 if lists else max(nnz, 1))
     with nogil:
         for i in range(n):
             for e in range(xp[i], xp[i + 1]):
@@ -94,21 +99,42 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
             for j in range(m):
                 for e in range(zp[j], zp[j + 1]):
                     zz[j] += zd[e] * zd[e]
-        # Pushed last to first: each list runs in increasing row, and
-        # within a row in the stored order.
-        for j in range(m - 1, -1, -1):
-            for e in range(zp[j + 1] - 1, zp[j] - 1, -1):
-                k = zi[e]
-                nxt[e] = head[k]
-                head[k] = e
-                row[e] = j
+        if lists:
+            # Pushed last to first: each list runs in increasing row, and
+            # within a row in the stored order.
+            for j in range(m - 1, -1, -1):
+                for e in range(zp[j + 1] - 1, zp[j] - 1, -1):
+                    k = zi[e]
+                    nxt[e] = head[k]
+                    head[k] = e
+                    row[e] = j
+        else:
+            # A stable counting sort by feature (as scipy's csr_tocsc);
+            # fill[k]: the next free place of feature k.
+            for e in range(nnz):
+                first[zi[e] + 1] += 1
+            for k in range(d):
+                first[k + 1] += first[k]
+                fill[k] = first[k]
+            for j in range(m):
+                for e in range(zp[j], zp[j + 1]):
+                    k = zi[e]
+                    p = fill[k]
+                    fill[k] = p + 1
+                    row[p] = j
+                    val[p] = zd[e]
         for i in range(n):
             for f in range(xp[i], xp[i + 1]):
                 a = xd[f]
-                e = head[xi[f]]
-                while e >= 0:
-                    K[i, row[e]] += a * zd[e]
-                    e = nxt[e]
+                if lists:
+                    e = head[xi[f]]
+                    while e >= 0:
+                        K[i, row[e]] += a * zd[e]
+                        e = nxt[e]
+                else:
+                    k = xi[f]
+                    for p in range(first[k], first[k + 1]):
+                        K[i, row[p]] += a * val[p]
             if lower >= 0:
                 lim = min(m, lower + (i // chunk + 1) * chunk)
                 for j in range(lim, m):
