@@ -88,9 +88,11 @@ def _kernel_block(kernel, kernel_code, X, Z):
     if the values are not finite (rows too large for the kernel)."""
     with np.errstate(all="ignore"):
         K = np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
-        if not np.isfinite(K).all() and kernel_code is not None:
+        finite = np.isfinite(K).all()
+        if not finite and kernel_code is not None:
             K = kernel_values(kernel, kernel_code, X, Z)
-    if not np.isfinite(K).all():
+            finite = np.isfinite(K).all()
+    if not finite:
         amax = abs(Z).max() if Z.shape[0] else 0.0
         raise ValueError(
             f"Non-finite kernel values in the averaged model (largest |x| among its rows: "

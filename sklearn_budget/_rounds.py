@@ -91,6 +91,8 @@ def _overflow_message(X, w, what):
 
 
 def _vstack(A, B):
+    if type(A) is sp.csr_matrix and type(B) is sp.csr_matrix:
+        return sp.vstack([A, B], format="csr")  # without two constructors per block
     if sp.issparse(A) or sp.issparse(B):
         return sp.vstack([sp.csr_matrix(A), sp.csr_matrix(B)], format="csr")
     return np.concatenate([A, B], axis=0)
