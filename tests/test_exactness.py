@@ -366,3 +366,22 @@ def test_rounds_block_of_sparse_rows_gives_the_values_the_rounds_read():
     # Other kernels: the whole block.
     linear = Kernel("linear")
     assert np.array_equal(linear.rounds_block(Xb, Z, n_members), linear(Xb, Z))
+
+
+def test_rows_of_csr_are_those_of_scipy_indexing():
+    # The rounds gather CSR rows themselves (slices of the call, the members
+    # of a block): the same data, indices and pointers as scipy's indexing.
+    from sklearn_budget._rounds import _rows
+
+    rng = np.random.RandomState(5)
+    for trial in range(60):
+        n = rng.randint(0, 20)
+        X = sp.random(n, 40, density=rng.uniform(0, 0.5), format="csr", random_state=rng)
+        if trial % 2:
+            X = _messy_csr(rng, n, 40, np.int64)
+        picks = rng.randint(0, n, rng.randint(0, 30)) if n else np.zeros(0, dtype=int)
+        for rows in (slice(rng.randint(0, n + 1), rng.randint(0, n + 3)), picks):
+            got, expected = _rows(X, rows), X[rows]
+            assert type(got) is type(expected) and got.shape == expected.shape
+            for name in ("data", "indices", "indptr"):
+                assert np.array_equal(getattr(got, name), getattr(expected, name))
