@@ -52,7 +52,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ._kernels import kernel_values, single_blas_thread
 from ._pool import average_finite, omp_select
-from ._rounds import _vstack
+from ._rounds import _rows, _vstack
 
 # The pool is compressed to the budget once it holds more than this many
 # times the budget: each flush then serves 4 budget members that left.
@@ -88,9 +88,11 @@ def _kernel_block(kernel, kernel_code, X, Z):
     if the values are not finite (rows too large for the kernel)."""
     with np.errstate(all="ignore"):
         K = np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
-        if not np.isfinite(K).all() and kernel_code is not None:
+        finite = np.isfinite(K).all()
+        if not finite and kernel_code is not None:
             K = kernel_values(kernel, kernel_code, X, Z)
-    if not np.isfinite(K).all():
+            finite = np.isfinite(K).all()
+    if not finite:
         amax = abs(Z).max() if Z.shape[0] else 0.0
         raise ValueError(
             f"Non-finite kernel values in the averaged model (largest |x| among its rows: "
@@ -227,7 +229,7 @@ class _AveragingMixin:
                     state[name] = grown
             state["pool_X"][n : n + m] = rX
         else:
-            self._pool_X = _vstack(self._pool_X, Z[rcol])
+            self._pool_X = _vstack(self._pool_X, _rows(Z, rcol))
             for name in ("pool_coef", "pool_idx"):
                 state[name] = state[name][:n]
         if self._dense:

@@ -6,13 +6,14 @@ The kernels (``dense_kernel``, ``dense_kernel_row``, in ``_dense_rows.pxd``)
 give the kernel values of the *direct* path of the round loop, computed
 from differences of the rows; :func:`kernel_block` gives the same values
 for a block of rows, row by row, so that every kernel value of a dense
-stream has one arithmetic.
+stream has one arithmetic. :func:`sparse_rbf_exponents` gives the
+exponents of the rbf kernel of CSR rows, as scikit-learn computes them.
 """
 
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from libc.math cimport isfinite
+from libc.math cimport NAN, isfinite
 
 import numpy as np
 
@@ -47,6 +48,106 @@ def kernel_block(const double[:, ::1] X, const double[:, ::1] Z, kernel_code, do
     with nogil:
         for i in range(m):
             dense_kernel_row(kind, &X[i, 0], &Z[0, 0], p, d, gamma, degree, coef0, &K[i, 0])
+    return out
+
+
+def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
+                         Py_ssize_t chunk=1):
+    """``-gamma ||x - z||^2`` for the float64 CSR rows of ``X`` and ``Z``, the
+    bits of scikit-learn's ``rbf_kernel`` before its ``exp``.
+
+    Its arithmetic in its order: the squared norms summed along each row;
+    the products ``x . z`` as ``csr_matmul_csr_to_dense`` sums them (in the
+    order of ``x``'s entries, over the rows of ``Z`` holding each feature in
+    increasing order), from ``Z`` transposed here, or, for rows of many more
+    features than ``Z`` has entries, from linked lists of its entries by
+    feature (no ``O(n_features)`` pass, no copy of ``Z``); then ``(-2 x.z + ||x||^2) + ||z||^2``, negatives set to zero, zero on the
+    diagonal if ``same`` (``Z`` is ``X``), times ``-gamma``.
+
+    ``lower >= 0``: ``Z`` is ``lower`` members followed by the rows of
+    ``X`` (a block of rounds, which reads row ``i`` against the rows before
+    it only); row ``i`` is computed against the members and the rows of
+    ``X`` up to the end of its chunk of ``chunk`` rows, NaN beyond.
+    """
+    cdef const double[::1] xd = np.ascontiguousarray(X.data, dtype=np.float64)
+    cdef const Py_ssize_t[::1] xi = np.asarray(X.indices, dtype=np.intp)
+    cdef const Py_ssize_t[::1] xp = np.asarray(X.indptr, dtype=np.intp)
+    cdef const double[::1] zd = np.ascontiguousarray(Z.data, dtype=np.float64)
+    cdef const Py_ssize_t[::1] zi = np.asarray(Z.indices, dtype=np.intp)
+    cdef const Py_ssize_t[::1] zp = np.asarray(Z.indptr, dtype=np.intp)
+    cdef Py_ssize_t n = X.shape[0], m = Z.shape[0], i, j, e, f, k, lim = m
+    cdef double a, v, g = -gamma
+    out = np.zeros((n, m))
+    cdef double[:, ::1] K = out
+    cdef double[::1] xx = np.zeros(n)
+    cdef double[::1] zz = xx if same else np.zeros(m)
+    cdef Py_ssize_t d = X.shape[1], nnz = zi.shape[0], p
+    cdef bint lists = d > 4 * nnz
+    # Lists: head[k] the first entry of Z in feature k (-1: none), nxt[e]
+    # the next. Transposed: the entries of feature k at first[k]:first[k + 1].
+    cdef Py_ssize_t[::1] head = np.full(d if lists else 1, -1, dtype=np.intp)
+    cdef Py_ssize_t[::1] nxt = np.empty(max(nnz, 1), dtype=np.intp)
+    cdef Py_ssize_t[::1] row = np.empty(max(nnz, 1), dtype=np.intp)
+    cdef Py_ssize_t[::1] first = np.zeros(1 if lists else d + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] fill = np.empty(1 if lists else d, dtype=np.intp)
+    cdef double[::1] val = np.empty(1 if lists else max(nnz, 1))
+    with nogil:
+        for i in range(n):
+            for e in range(xp[i], xp[i + 1]):
+                xx[i] += xd[e] * xd[e]
+        if not same:
+            for j in range(m):
+                for e in range(zp[j], zp[j + 1]):
+                    zz[j] += zd[e] * zd[e]
+        if lists:
+            # Pushed last to first: each list runs in increasing row, and
+            # within a row in the stored order.
+            for j in range(m - 1, -1, -1):
+                for e in range(zp[j + 1] - 1, zp[j] - 1, -1):
+                    k = zi[e]
+                    nxt[e] = head[k]
+                    head[k] = e
+                    row[e] = j
+        else:
+            # A stable counting sort by feature (as scipy's csr_tocsc);
+            # fill[k]: the next free place of feature k.
+            for e in range(nnz):
+                first[zi[e] + 1] += 1
+            for k in range(d):
+                first[k + 1] += first[k]
+                fill[k] = first[k]
+            for j in range(m):
+                for e in range(zp[j], zp[j + 1]):
+                    k = zi[e]
+                    p = fill[k]
+                    fill[k] = p + 1
+                    row[p] = j
+                    val[p] = zd[e]
+        for i in range(n):
+            for f in range(xp[i], xp[i + 1]):
+                a = xd[f]
+                if lists:
+                    e = head[xi[f]]
+                    while e >= 0:
+                        K[i, row[e]] += a * zd[e]
+                        e = nxt[e]
+                else:
+                    k = xi[f]
+                    for p in range(first[k], first[k + 1]):
+                        K[i, row[p]] += a * val[p]
+            if lower >= 0:
+                lim = min(m, lower + (i // chunk + 1) * chunk)
+                for j in range(lim, m):
+                    K[i, j] = NAN
+            for j in range(lim):
+                v = -2.0 * K[i, j]
+                v = v + xx[i]
+                v = v + zz[j]
+                if v < 0.0:  # NaN and -0.0 kept, as numpy's maximum keeps them
+                    v = 0.0
+                if same and i == j:
+                    v = 0.0
+                K[i, j] = v * g
     return out
 
 

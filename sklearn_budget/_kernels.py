@@ -16,7 +16,7 @@ from sklearn.utils import gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from threadpoolctl import ThreadpoolController
 
-from ._dense_rows import kernel_block
+from ._dense_rows import kernel_block, sparse_rbf_exponents
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
 
@@ -125,6 +125,32 @@ def scale_gamma(var, X):
     return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
 
 
+# Rows of a block of rounds whose kernel values with each other are computed
+# together (Kernel.rounds_block): the values of a row with the later rows of
+# its chunk are computed though never read.
+_ROUNDS_CHUNK = 32
+
+
+def _is_csr64(X):
+    return sp.issparse(X) and X.format == "csr" and X.dtype == np.float64
+
+
+def _sparse_rbf(X, Y, gamma):
+    """``rbf_kernel(X, Y, gamma=gamma)`` of float64 CSR rows, the same bits.
+
+    The operations of scikit-learn's ``euclidean_distances`` and
+    ``rbf_kernel`` in their order, compiled
+    (:func:`~sklearn_budget._dense_rows.sparse_rbf_exponents`), without their
+    validation of the rows (validated here already) and the transposed copy
+    of ``Y``: each costs a millisecond per call for high-dimensional rows,
+    more than the kernel values of a block of rows against a small support
+    set.
+    """
+    K = sparse_rbf_exponents(X, Y, gamma, Y is X)
+    np.exp(K, out=K)
+    return K
+
+
 _RESERVED_PARAMS = frozenset({"X", "Y", "metric", "filter_params", "n_jobs"})
 
 
@@ -196,6 +222,8 @@ class Kernel:
         if self.kernel == "laplacian":
             # scikit-learn's sparse Manhattan distances take 32-bit indices only.
             X, Y = _int32_indices(X), _int32_indices(Y)
+        if self.kernel == "rbf" and _is_csr64(X) and _is_csr64(Y):
+            return _sparse_rbf(X, Y, self.gamma)
         if not callable(self.kernel):
             K = self._pairwise(X, Y)
             return np.asarray(K, dtype=np.float64)
@@ -215,6 +243,27 @@ class Kernel:
             )
         if not np.isfinite(K).all():
             raise ValueError(f"The kernel {name!r} returned NaN or infinite values.")
+        return K
+
+    def rounds_block(self, Xb, Z, n_members):
+        """The kernel values that a block of rounds reads, ``K(Xb, Z)``.
+
+        ``Z`` is ``n_members`` members followed by the rows of ``Xb``. The
+        round of row ``j`` reads its values with the members and with the
+        rows of the block before it (those that joined); for the rbf kernel
+        of CSR rows only those are computed, by chunks of
+        ``_ROUNDS_CHUNK`` rows, the same bits as :meth:`__call__`, and the
+        values of a row with later rows of its block are NaN. In high
+        dimension the exponentials of the block's rows with each other cost
+        more than those with a small support set.
+        """
+        if not (self.kernel == "rbf" and _is_csr64(Xb) and _is_csr64(Z)):
+            return np.ascontiguousarray(self(Xb, Z), dtype=np.float64)
+        chunk = _ROUNDS_CHUNK
+        K = sparse_rbf_exponents(Xb, Z, self.gamma, False, n_members, chunk)
+        for start in range(0, Xb.shape[0], chunk):
+            rows = K[start : start + chunk, : n_members + start + chunk]
+            np.exp(rows, out=rows)
         return K
 
     def _pairwise(self, X, Y):

@@ -91,9 +91,39 @@ def _overflow_message(X, w, what):
 
 
 def _vstack(A, B):
+    if type(A) is sp.csr_matrix and type(B) is sp.csr_matrix:
+        return sp.vstack([A, B], format="csr")  # without two constructors per block
     if sp.issparse(A) or sp.issparse(B):
         return sp.vstack([sp.csr_matrix(A), sp.csr_matrix(B)], format="csr")
     return np.concatenate([A, B], axis=0)
+
+
+def _rows(X, rows):
+    """``X[rows]`` (``rows``: a slice of step 1 or an array of row indices).
+
+    For a ``csr_matrix`` the rows are gathered here, in their stored order
+    (as scipy's indexing gathers them, the same matrix): scipy's indexing
+    costs about a hundred microseconds a call, several times per block of
+    rounds.
+    """
+    if type(X) is not sp.csr_matrix:
+        return X[rows]
+    indptr = X.indptr
+    if isinstance(rows, slice):
+        start, stop, _ = rows.indices(X.shape[0])
+        stop = max(start, stop)
+        lo, hi = indptr[start], indptr[stop]
+        return sp.csr_matrix(
+            (X.data[lo:hi].copy(), X.indices[lo:hi].copy(), indptr[start : stop + 1] - lo),
+            shape=(stop - start, X.shape[1]),
+        )
+    rows = np.asarray(rows, dtype=np.intp)
+    first = indptr[rows]
+    lengths = indptr[rows + 1] - first
+    out_ptr = np.zeros(rows.size + 1, dtype=indptr.dtype)
+    np.cumsum(lengths, out=out_ptr[1:])
+    take = np.repeat(first - out_ptr[:-1], lengths) + np.arange(out_ptr[-1])
+    return sp.csr_matrix((X.data[take], X.indices[take], out_ptr), shape=(rows.size, X.shape[1]))
 
 
 def _regrow(a, axes, new):
@@ -189,7 +219,7 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
         stop = min(start + _BLOCK_SIZE, X.shape[0])
         sl = slice(start, stop)
         start = stop
-        Xb = est._as_stream_format(X[sl])
+        Xb = est._as_stream_format(_rows(X, sl))
         b, n = Xb.shape[0], est._n
         moved = est._ensure_capacity(n + b)
         moved = est._prepare_block(b) or moved
@@ -205,7 +235,7 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
             small = b * Z.shape[0] * X.shape[1] < _SINGLE_THREAD_FLOPS
             # Overflow shows as non-finite scores, reported by the loop.
             with single_blas_thread() if small else nullcontext(), np.errstate(all="ignore"):
-                Kc = np.ascontiguousarray(kernel(Xb, Z), dtype=np.float64)
+                Kc = kernel.rounds_block(Xb, Z, n)
             if est._dense and est._kernel_code is not None and not np.isfinite(Kc).all():
                 # Huge rows: the values of the direct path, by differences.
                 Kc = est._kernel_matrix(Xb, Z)
@@ -253,7 +283,7 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
             est._before_change("cal_")
             est._record_margins(margins, cls, weights, rounds)
         if not est._dense:
-            est._sv_sparse = Z[est._state["cols"][: est._n]]
+            est._sv_sparse = _rows(Z, est._state["cols"][: est._n])
         est._block_end(rule, Xb, Z)
         if on_block is not None:
             on_block()

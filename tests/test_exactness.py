@@ -300,3 +300,88 @@ def test_scoring_rows_take_blas_where_the_rounds_would_not():
     assert not _direct_pays(100, 2000, 784, within_block=False)
     # One row against a few members in two dimensions stays in the loop.
     assert _direct_pays(10, 1, 2, within_block=False)
+
+
+def _messy_csr(rng, n_rows, n_features, index_dtype):
+    """CSR rows with unsorted and repeated column indices, of all magnitudes."""
+    data, indices, indptr = [], [], [0]
+    for _ in range(n_rows):
+        k = rng.randint(0, 8)
+        indices.extend(rng.randint(0, n_features, k))
+        data.extend(rng.standard_normal(k) * rng.choice([1e-3, 1.0, 1e3]))
+        indptr.append(len(indices))
+    X = sp.csr_matrix(
+        (np.array(data, dtype=float), np.array(indices, dtype=index_dtype), np.array(indptr)),
+        shape=(n_rows, n_features),
+    )
+    X.has_sorted_indices = False
+    X.has_canonical_format = False
+    return X
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_sparse_rbf_gives_the_bits_of_rbf_kernel(same):
+    # The rbf kernel of CSR rows is computed without scikit-learn's
+    # validation and transposed copy: the same values to the bit, the zero
+    # distance of a row to itself (X is Y) included.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._kernels import Kernel
+
+    rng = np.random.RandomState(0)
+    for trial in range(40):
+        # Rows of many more features than entries take the linked lists.
+        d = rng.randint(1, 400) if trial % 4 < 2 else rng.randint(5_000, 20_000)
+        if trial % 2:
+            X = _messy_csr(rng, rng.randint(1, 12), d, np.int32)
+            Y = X if same else _messy_csr(rng, rng.randint(1, 12), d, np.int64)
+        else:
+            X = sp.random(rng.randint(1, 30), d, density=0.1, format="csr", random_state=rng) * 7.0
+            Y = X if same else sp.random(17, d, density=0.3, format="csr", random_state=rng)
+        got = Kernel("rbf", gamma=0.3)(X, Y)
+        assert np.array_equal(got, rbf_kernel(X, Y, gamma=0.3))
+        if same:
+            assert np.all(np.diag(got) == 1.0)
+
+
+def test_rounds_block_of_sparse_rows_gives_the_values_the_rounds_read():
+    # A block of rounds reads row j against the members and the block's rows
+    # up to j: those values are rbf_kernel's to the bit; the others, never
+    # read, are NaN and only beyond the row's chunk.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._kernels import _ROUNDS_CHUNK, Kernel
+
+    rng = np.random.RandomState(3)
+    for n_members, b in [(0, 1), (5, 70), (40, 2 * _ROUNDS_CHUNK), (1, _ROUNDS_CHUNK + 1)]:
+        members = sp.random(n_members, 300, density=0.05, format="csr", random_state=rng)
+        Xb = _messy_csr(rng, b, 300, np.int32)
+        Z = sp.vstack([members, Xb], format="csr")
+        got = Kernel("rbf", gamma=0.7).rounds_block(Xb, Z, n_members)
+        full = rbf_kernel(Xb, Z, gamma=0.7)
+        for j in range(b):
+            end = n_members + (j // _ROUNDS_CHUNK + 1) * _ROUNDS_CHUNK
+            assert np.array_equal(got[j, :end], full[j, :end])
+            assert np.isnan(got[j, end:]).all()
+    # Other kernels: the whole block.
+    linear = Kernel("linear")
+    assert np.array_equal(linear.rounds_block(Xb, Z, n_members), linear(Xb, Z))
+
+
+def test_rows_of_csr_are_those_of_scipy_indexing():
+    # The rounds gather CSR rows themselves (slices of the call, the members
+    # of a block): the same data, indices and pointers as scipy's indexing.
+    from sklearn_budget._rounds import _rows
+
+    rng = np.random.RandomState(5)
+    for trial in range(60):
+        n = rng.randint(0, 20)
+        X = sp.random(n, 40, density=rng.uniform(0, 0.5), format="csr", random_state=rng)
+        if trial % 2:
+            X = _messy_csr(rng, n, 40, np.int64)
+        picks = rng.randint(0, n, rng.randint(0, 30)) if n else np.zeros(0, dtype=int)
+        for rows in (slice(rng.randint(0, n + 1), rng.randint(0, n + 3)), picks):
+            got, expected = _rows(X, rows), X[rows]
+            assert type(got) is type(expected) and got.shape == expected.shape
+            for name in ("data", "indices", "indptr"):
+                assert np.array_equal(getattr(got, name), getattr(expected, name))
