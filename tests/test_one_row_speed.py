@@ -249,6 +249,18 @@ def _fail_after_fold(counts):
             raise KeyboardInterrupt
 
 
+def _xor_stream(name, average, seed, n_rows, n_first):
+    """Rows of an xor rule; the estimator after the first ``n_first`` of
+    them, and a reference fitted on all of them in one call."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n_rows, 3)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    params = dict(random_state=0, gamma=0.5, budget=10, average=average)
+    est = _instances.make(name, **params).partial_fit(X[:n_first], y[:n_first], classes=[0, 1])
+    ref = _instances.make(name, **params).partial_fit(X, y, classes=[0, 1])
+    return X, y, est, ref
+
+
 @pytest.mark.parametrize("average", [True, "exact"])
 @pytest.mark.parametrize("name", REMOVING)
 def test_an_interrupt_after_the_compiled_fold_undoes_the_round(name, average, monkeypatch):
@@ -256,12 +268,7 @@ def test_an_interrupt_after_the_compiled_fold_undoes_the_round(name, average, mo
     # (in place) when the call is interrupted: the round and the fold are
     # undone, every array whole as it was, and played again the rows give
     # the model of one call.
-    rng = np.random.RandomState(4)
-    X = rng.randn(400, 3)
-    y = (X[:, 0] * X[:, 1] > 0).astype(int)
-    params = dict(random_state=0, gamma=0.5, budget=10, average=average)
-    est = _instances.make(name, **params).partial_fit(X[:50], y[:50], classes=[0, 1])
-    ref = _instances.make(name, **params).partial_fit(X, y, classes=[0, 1])
+    X, y, est, ref = _xor_stream(name, average, seed=4, n_rows=400, n_first=50)
     counts = {"folded": False, "fail": False, "undone": 0}
     # Rules with hooks of their own test the average in Python: it fails there.
     test = type(est)._average_is_finite
@@ -339,12 +346,7 @@ def test_an_interrupt_at_the_end_of_a_one_row_call_changes_nothing(name, average
     # The transaction of a one-row call records the attributes the call
     # sets (_one_row._ATTRIBUTES) where no Python code of the rule takes
     # part: an interrupt after the last of them is set puts everything back.
-    rng = np.random.RandomState(6)
-    X = rng.randn(200, 3)
-    y = (X[:, 0] * X[:, 1] > 0).astype(int)
-    params = dict(random_state=0, gamma=0.5, budget=10, average=average)
-    est = _instances.make(name, **params).partial_fit(X[:20], y[:20], classes=[0, 1])
-    ref = _instances.make(name, **params).partial_fit(X, y, classes=[0, 1])
+    X, y, est, ref = _xor_stream(name, average, seed=6, n_rows=200, n_first=20)
     est.partial_fit(X[20:21], y[20:21])
     interrupted = 0
     for i in range(21, 200):
