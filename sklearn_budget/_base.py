@@ -48,8 +48,10 @@ from ._kernels import (
     NONNEGATIVE_KERNELS,
     Kernel,
     _KernelStateMixin,
+    entry_variance,
     is_nonnegative_kernel,
     resolve_gamma,
+    scale_gamma,
 )
 from ._loading import _LoadingMixin
 from ._publish import _PublishMixin
@@ -94,13 +96,11 @@ def _caller_stacklevel():
     return level
 
 
-def _warn_if_scale_is_unreliable(X, from_partial_fit):
-    """Warn when gamma='scale' is fixed for a stream from too little data."""
-    n = X.shape[0]
-    with np.errstate(all="ignore"):
-        var = X.power(2).mean() - X.mean() ** 2 if sp.issparse(X) else X.var()
+def _warn_if_scale_is_unreliable(var, n, from_partial_fit):
+    """Warn when gamma='scale' is fixed for a stream from too little data
+    (``var``: the variance of the entries of the ``n`` rows of the call)."""
     if not np.isfinite(var):
-        return  # an overflow: resolve_gamma raises the error that says so
+        return  # an overflow: scale_gamma raises the error that says so
     if var > 0 and (n >= _MIN_ROWS_FOR_SCALE or not from_partial_fit):
         return
     why = (
@@ -340,11 +340,14 @@ class BaseKernelOnlineClassifier(
                 "semi-definite: use average=False, or average='exact' (which grows with "
                 "the stream), or a positive semi-definite kernel such as 'rbf'."
             )
-        if self.gamma == "scale" and isinstance(self.kernel, str):
-            _warn_if_scale_is_unreliable(X, from_partial_fit)
+        gamma = self.gamma
+        if gamma == "scale" and isinstance(self.kernel, str):
+            var = entry_variance(X)
+            _warn_if_scale_is_unreliable(var, X.shape[0], from_partial_fit)
+            gamma = scale_gamma(var, X)
         self._kernel = Kernel(
             self.kernel,
-            gamma=resolve_gamma(self.gamma, X),
+            gamma=resolve_gamma(gamma, X),
             degree=self.degree,
             coef0=self.coef0,
             kernel_params=self.kernel_params,

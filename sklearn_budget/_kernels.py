@@ -94,18 +94,21 @@ def resolve_gamma(gamma, X):
     """
     if not isinstance(gamma, str):
         return float(gamma)
-    n_features = X.shape[1]
     if gamma == "auto":
-        return 1.0 / n_features
-    with np.errstate(over="ignore", invalid="ignore"):  # reported by scale_gamma
-        if sp.issparse(X):
-            # Var[X] = E[X^2] - E[X]^2 over all entries, computed without densifying.
-            n = X.shape[0] * n_features
-            mean = X.sum() / n
-            var = X.multiply(X).sum() / n - mean**2
-        else:
-            var = X.var()
-    return scale_gamma(var, X)
+        return 1.0 / X.shape[1]
+    return scale_gamma(entry_variance(X), X)
+
+
+def entry_variance(X):
+    """The variance of the entries of ``X``, dense or sparse (overflow ignored:
+    :func:`scale_gamma` reports it)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if not sp.issparse(X):
+            return X.var()
+        # Var[X] = E[X^2] - E[X]^2 over all entries, computed without densifying.
+        n = X.shape[0] * X.shape[1]
+        mean = X.sum() / n
+        return X.multiply(X).sum() / n - mean**2
 
 
 def scale_gamma(var, X):
