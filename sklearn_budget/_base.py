@@ -96,6 +96,16 @@ def _caller_stacklevel():
     return level
 
 
+def _stream_gamma(gamma, X, from_partial_fit, named_kernel=True):
+    """The numeric ``gamma`` of a stream that the rows ``X`` start; for
+    ``'scale'`` of a named kernel, with a warning when they are too few to fix it."""
+    if not (isinstance(gamma, str) and gamma == "scale" and named_kernel):
+        return resolve_gamma(gamma, X)
+    var = entry_variance(X)
+    _warn_if_scale_is_unreliable(var, X.shape[0], from_partial_fit)
+    return scale_gamma(var, X)
+
+
 def _warn_if_scale_is_unreliable(var, n, from_partial_fit):
     """Warn when gamma='scale' is fixed for a stream from too little data
     (``var``: the variance of the entries of the ``n`` rows of the call)."""
@@ -340,14 +350,9 @@ class BaseKernelOnlineClassifier(
                 "semi-definite: use average=False, or average='exact' (which grows with "
                 "the stream), or a positive semi-definite kernel such as 'rbf'."
             )
-        gamma = self.gamma
-        if gamma == "scale" and isinstance(self.kernel, str):
-            var = entry_variance(X)
-            _warn_if_scale_is_unreliable(var, X.shape[0], from_partial_fit)
-            gamma = scale_gamma(var, X)
         self._kernel = Kernel(
             self.kernel,
-            gamma=resolve_gamma(gamma, X),
+            gamma=_stream_gamma(self.gamma, X, from_partial_fit, isinstance(self.kernel, str)),
             degree=self.degree,
             coef0=self.coef0,
             kernel_params=self.kernel_params,

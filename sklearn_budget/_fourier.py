@@ -9,9 +9,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-from ._base import _caller_stacklevel, _warn_if_scale_is_unreliable
+from ._base import _caller_stacklevel, _stream_gamma
 from ._docstrings import _feature_doc
-from ._kernels import Kernel, resolve_gamma
+from ._kernels import Kernel
 from ._linear_online import _averaged, _FeatureOnlineClassifier
 from ._ogd import cosine_features, csr_row_products, row_products
 
@@ -255,9 +255,7 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
 
     def _reset(self, X, from_partial_fit=False):
         """Start a new stream: draw the features, every weight at zero."""
-        if self.gamma == "scale":
-            _warn_if_scale_is_unreliable(X, from_partial_fit)
-        gamma = resolve_gamma(self.gamma, X)
+        gamma = _stream_gamma(self.gamma, X, from_partial_fit)
         _warn_if_too_narrow(X, gamma, self.budget)
         self.gamma_ = gamma
         rng = check_random_state(self.random_state)

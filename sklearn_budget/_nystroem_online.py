@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _warn_if_scale_is_unreliable
+from ._base import _stream_gamma
 from ._dense_rows import KERNEL_CODES
 from ._docstrings import _feature_doc
 from ._kernels import (
@@ -18,7 +18,6 @@ from ._kernels import (
     _KernelStateMixin,
     is_nonnegative_kernel,
     kernel_values,
-    resolve_gamma,
 )
 from ._linear_online import _averaged, _FeatureOnlineClassifier
 
@@ -285,9 +284,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
 
     def _reset(self, X, from_partial_fit=False):
         """Start a new stream: no landmark, no map."""
-        if self.gamma == "scale" and isinstance(self.kernel, str):
-            _warn_if_scale_is_unreliable(X, from_partial_fit)
-        self.gamma_ = resolve_gamma(self.gamma, X)
+        self.gamma_ = _stream_gamma(self.gamma, X, from_partial_fit, isinstance(self.kernel, str))
         self._kernel = Kernel(self.kernel, self.gamma_, self.degree, self.coef0, self.kernel_params)
         self._kernel_code = KERNEL_CODES.get(self.kernel) if isinstance(self.kernel, str) else None
         # The landmarks and the map are replaced, never changed in place:
