@@ -289,7 +289,8 @@ class _AveragingMixin:
         with their stored coefficients (shape (n_rows, n_members)). Members
         that took part in no hypothesis of the average are left out. With
         ``compress_pool=False``, the pool and the members as they are (up
-        to twice the budget), not compressed within the budget.
+        to ``POOL_FACTOR + 1`` budgets of them), not compressed within the
+        budget.
         """
         n, t, state = self._n, self._t, self._state
         # The running sums are in the coefficients' true units.

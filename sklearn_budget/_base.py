@@ -57,7 +57,7 @@ from ._loading import _LoadingMixin
 from ._publish import _PublishMixin
 from ._rounds import grow_members, play_rounds
 from ._scoring import _ScoringMixin
-from ._stream import _OnlineStreamMixin
+from ._stream import _OnlineStreamMixin, _predicted_index
 from ._validation import _check_rows
 
 # The API page of each estimator, linked from its HTML representation
@@ -163,10 +163,9 @@ class _KernelClassifierMixin:
             ``classes_[1]`` where the score is positive and ``classes_[0]``
             otherwise (two classes); the class of the largest score otherwise.
         """
+        # Scored first: an unfitted model raises NotFittedError there.
         scores = self.decision_function(X)
-        if len(self.classes_) == 2:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        return self.classes_[_predicted_index(scores)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -434,10 +433,10 @@ class BaseKernelOnlineClassifier(
     def _scorer_of_the_average(self):
         if not self._averages or self._t == 0:
             return None
-        # The pool and the members as they are: scoring up to twice the
-        # budget of them costs less than compressing them (O(budget^3)). A
-        # copy: the members may be a view of the rows that the rounds go on
-        # changing.
+        # The pool and the members as they are: scoring them (up to
+        # POOL_FACTOR + 1 budgets of them) on the rows checked costs less than
+        # compressing them (O(budget^3)). A copy: the members may be a view
+        # of the rows that the rounds go on changing.
         n, state = self._n, self._state
         sv, _, coef = self._averaged_members(
             self._sv, state["idx"][:n], state["alpha"][:n].T, compress_pool=False

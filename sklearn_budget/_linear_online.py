@@ -23,7 +23,7 @@ from ._base import _DOC_LINK_TEMPLATE
 from ._calibration import MARGIN_BINS, fit_scale, log_probabilities, new_bins, record_margins
 from ._ogd import hinge_rounds
 from ._one_row import event_row
-from ._stream import _OnlineStreamMixin
+from ._stream import _OnlineStreamMixin, _predicted_index
 from ._transaction import published
 from ._validation import _lean_labels, _lean_rows
 
@@ -275,10 +275,9 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             ``classes_[1]`` where the score is positive and ``classes_[0]``
             otherwise (two classes); the class of the largest score otherwise.
         """
+        # Scored first: an unfitted model raises NotFittedError there.
         scores = self._checked_scores(X)
-        if len(self.classes_) == 2:
-            return self.classes_[(scores[:, 0] > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        return self.classes_[_predicted_index(scores)]
 
     def predict_proba(self, X):
         """Probability estimates from the progressive margins of the stream.

@@ -99,7 +99,7 @@ class _SecondHalf:
         played = int(counters[self._rounds]) - self._origin
         if self._start is None and 2 * played >= self._n:
             self._start = (played, int(counters[self._mistakes]))
-            if played:
+            if played and self._n - played >= _MIN_SECOND_HALF:
                 with warnings.catch_warnings():
                     # Said, if at all, of the fitted model.
                     warnings.simplefilter("ignore")
@@ -116,6 +116,15 @@ class _SecondHalf:
             return None
         start = self._start[0]
         return mistakes - self._start[1], X[start:], y[start:], self._snapshot
+
+
+def _predicted_index(scores):
+    """The class index that ``predict`` gives each row of ``scores``: for two
+    classes (one score per row, as a column or not) the second where the score
+    is positive, otherwise the class of the highest score."""
+    if scores.ndim == 1 or scores.shape[1] == 1:
+        return (scores.reshape(-1) > 0).astype(np.intp)
+    return np.argmax(scores, axis=1)
 
 
 def _majority_misses(y):
@@ -470,13 +479,8 @@ class _OnlineStreamMixin:
                 scores = snapshot(X_half)
             except ValueError:  # scores that overflow: the fitted check tells
                 return []
-            # As predict: a positive score for the second of two classes.
-            if scores.shape[1] == 1:
-                predicted = (scores[:, 0] > 0).astype(np.intp)
-            else:
-                predicted = np.argmax(scores, axis=1)
             mistakes, n_half, z = (
-                int(np.sum(predicted != y_half)),
+                int(np.sum(_predicted_index(scores) != y_half)),
                 y_half.shape[0],
                 _MAJORITY_HALF_Z,
             )
@@ -516,9 +520,9 @@ class _OnlineStreamMixin:
         whose mistakes need only be ``_MAJORITY_HALF_Z`` deviations below
         the majority's (the online mistakes say little of an average: on
         noisy data the average of a budget learner does well where its
-        hypotheses, each of a few members, do not). A model that learns its rows by heart (a
-        narrow kernel, several epochs) passes the second count and fails
-        this one. The second count, the fitted model's mistakes on its
+        hypotheses, each of a few members, do not). A model that learns its
+        rows by heart (a narrow kernel, several epochs) passes the second
+        count and fails this one. The second count, the fitted model's mistakes on its
         training rows (at most ``_MAJORITY_ROWS`` of them, evenly spaced),
         catches a fitted model worse than the models of the first half (an
         average kept within a small budget at a narrow kernel). The mistakes
