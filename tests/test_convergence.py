@@ -1,5 +1,6 @@
 """The ConvergenceWarning of fit: max_iter reached, and no better than the majority class."""
 
+import re
 import warnings
 
 import numpy as np
@@ -156,22 +157,34 @@ def test_unequal_weights_are_not_compared():
     assert convergence_warnings(Forgetron(budget=10, random_state=0), X, y)
 
 
-def test_a_model_that_learns_its_rows_by_heart_warns():
+@pytest.mark.parametrize(
+    "average, expected",
+    [
+        # The count starts after the block of 256 rounds that ends past the middle.
+        (False, "each of the 488 rows of the second half of its first epoch"),
+        (
+            True,
+            "the average of the hypotheses of the first half of its first epoch made "
+            r"\d+ mistakes on 488 rows of the second half, which it had not learnt",
+        ),
+    ],
+)
+def test_a_model_that_learns_its_rows_by_heart_warns(average, expected):
     # Distinct rows and labels unrelated to them: at a narrow kernel the
     # Perceptron learns every row by heart over the epochs (its later epochs
-    # make few mistakes), but predicting each row before learning it, in
-    # the second half of the first epoch, it does no better than the
-    # majority class.
+    # make few mistakes; its average too, no worse in sample), but predicting
+    # the rows of the second half of the first epoch, not learnt yet, the
+    # hypothesis of each round (the last hypothesis) or the average of the
+    # first half (the average) does no better than the majority class.
     rng = np.random.RandomState(0)
     X = rng.randn(1000, 5)
     y = (rng.rand(1000) < 0.2).astype(int)
-    est = KernelPerceptron(gamma=50.0, max_iter=5, average=False, random_state=0)
+    est = KernelPerceptron(gamma=50.0, max_iter=5, average=average, random_state=0)
     found = convergence_warnings(est, X, y)
     assert est.score(X, y) > 0.99
     assert len(found) == 1
     message = str(found[0].message)
-    # The count starts after the block of 256 rounds that ends past the middle.
-    assert "each of the 488 rows of the second half of its first epoch" in message
+    assert re.search(expected, message)
     assert "its fitted model" not in message
 
 
@@ -191,24 +204,6 @@ def test_a_fitted_model_worse_than_its_online_rounds_warns(monkeypatch):
     expected = f"its fitted model makes {np.sum(sample != 0)} mistakes on 1667 of its training rows"
     assert expected in message
     assert "first epoch" not in message
-
-
-def test_an_average_that_learns_its_rows_by_heart_warns():
-    # The rows and labels of the test above: over five epochs the average
-    # learns them by heart as the last hypothesis does (no worse in sample),
-    # but the average of the first half of the first epoch, predicting the
-    # rows of the second half, does no better than the majority class.
-    rng = np.random.RandomState(0)
-    X = rng.randn(1000, 5)
-    y = (rng.rand(1000) < 0.2).astype(int)
-    averaged = KernelPerceptron(gamma=50.0, max_iter=5, average=True, random_state=0)
-    found = convergence_warnings(averaged, X, y)
-    assert averaged.score(X, y) > 0.99
-    assert len(found) == 1
-    message = str(found[0].message)
-    assert "the average of the hypotheses of the first half of its first epoch" in message
-    assert "on 488 rows of the second half, which it had not learnt" in message
-    assert "its fitted model" not in message
 
 
 def noisy_line(n=4000, flip=0.2, seed=1):
