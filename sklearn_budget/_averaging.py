@@ -19,9 +19,18 @@ decision "Averaging with removals" of ``doc/decisions.rst``):
   matching pursuit (:func:`~sklearn_budget._pool.omp_select`) up to a
   budget of 128 and by the size of each member's function
   ``||acc_j|| sqrt(k(x_j, x_j))`` above, and the coefficients on ``S`` are
-  refitted to the whole pool by least squares in the kernel's space,
-  ``c_S = (K_SS + lam I)^{-1} K_{S,pool} acc`` (the best approximation of
-  the pool's function on the span of ``S``; ``lam = 1e-8 max k(x, x)``);
+  refitted to the whole pool by ridge least squares. Up to a budget of 128
+  they fit the pool's function at the pool's own rows,
+  ``c_S = (A^T A + mu I)^{-1} A^T K acc`` with ``A = K_{pool,S}`` and
+  ``mu = 1e-8 n max k(x, x)^2`` (``n`` rows): those rows are where the
+  stream made its updates, near the decision boundary, where the
+  function's values decide the predictions, and the pool's Gram matrix
+  ``K`` is at hand, as matching pursuit needs it. Above, where only the
+  ``budget x pool`` block is computed, they are the best approximation of
+  the pool's function on the span of ``S`` in the kernel's space,
+  ``c_S = (K_SS + lam I)^{-1} K_{S,pool} acc`` (``lam = 1e-8 max k(x, x)``),
+  which at such budgets predicts the same (the decision "Averaging with
+  removals" of ``doc/decisions.rst`` gives the measurements);
 - the fitted average is the pool with the current members, their running
   sums brought to the current round, compressed in the same way to at
   most ``budget`` members.
@@ -64,7 +73,8 @@ POOL_FACTOR = 5
 # accuracy at a budget of 100, the two are within noise from 500 on.
 OMP_MAX_BUDGET = 128
 # The ridge of the refit and the smallest residual that matching pursuit
-# keeps, relative to the largest k(x, x) of the pool.
+# keeps, relative to the largest k(x, x) of the pool (the ridge of the fit
+# at the pool's rows: relative to n max k(x, x)^2, the scale of A^T A).
 RIDGE = 1e-8
 OMP_TOL = 1e-10
 
@@ -102,15 +112,16 @@ def _kernel_block(kernel, kernel_code, X, Z):
     return K
 
 
-def _refit(K_S, S, coef, ridge):
-    """``(K_SS + ridge I)^{-1} K_S coef`` by Cholesky, or None if ``K_SS`` is
-    not numerically positive definite."""
-    K_SS = K_S[:, S] + ridge * np.eye(S.size)
+def _ridge_solve(normal, rhs, ridge):
+    """``(normal + ridge I)^{-1} rhs`` by Cholesky, or None if ``normal + ridge I``
+    is not numerically positive definite or the solution is not finite."""
     try:
-        factor = cho_factor(K_SS, lower=True, check_finite=False)
+        factor = cho_factor(
+            normal + ridge * np.eye(normal.shape[0]), lower=True, check_finite=False
+        )
     except LinAlgError:
         return None
-    out = cho_solve(factor, K_S @ coef, check_finite=False)
+    out = cho_solve(factor, rhs, check_finite=False)
     return out if np.isfinite(out).all() else None
 
 
@@ -119,8 +130,10 @@ def compress(rows, coef, idx, kernel, kernel_code, budget):
 
     The subset is chosen by kernel matching pursuit (``budget <= 128``) or
     by the size of each member's function, and its coefficients refitted
-    by ridge least squares (see the module's docstring). Returns ``(rows,
-    coef, idx)`` of the kept members, in their order in the input.
+    by ridge least squares: at the expansion's own rows after matching
+    pursuit, in the kernel's space otherwise (see the module's docstring).
+    Returns ``(rows, coef, idx)`` of the kept members, in their order in
+    the input.
     """
     if rows.shape[0] <= budget:
         return rows, coef, idx
@@ -137,26 +150,32 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
     with np.errstate(all="ignore"):
         kxx = np.asarray(kernel.diag(rows), dtype=np.float64)
     kmax = float(np.max(np.abs(kxx), initial=0.0))
-    ridge = RIDGE * kmax
     S = np.zeros(0, dtype=np.intp)
     if budget <= OMP_MAX_BUDGET:
         K = _kernel_block(kernel, kernel_code, rows, rows)
         S = omp_select(K, coef, budget, OMP_TOL * kmax)
-        K_S = K[S]
-    if S.size == 0:
+    if S.size:
+        # The pool's function fitted at the pool's own rows (the module's
+        # docstring): the normal equations of min ||K_{pool,S} c - K acc||^2.
+        A = K[:, S]
+        normal, rhs, ridge = A.T @ A, A.T @ (K @ coef), RIDGE * rows.shape[0] * kmax**2
+    else:
         # Above 128, or no member with a positive residual (a kernel that
-        # is not positive semi-definite): by the size of each function.
+        # is not positive semi-definite): by the size of each function, and
+        # the projection in the kernel's space.
         size = np.sqrt(np.einsum("ij,ij->i", coef, coef) * np.abs(kxx))
         S = np.sort(np.argsort(-size, kind="stable")[:budget])
         K_S = _kernel_block(kernel, kernel_code, rows[S], rows)
-    kept = _refit(K_S, S, coef, ridge)
-    for larger in (1e2, 1e4):
+        normal, rhs, ridge = K_S[:, S], K_S @ coef, RIDGE * kmax
+    kept = None
+    for larger in (1.0, 1e2, 1e4):
         # A Gram matrix that rounding leaves barely indefinite (a kernel
         # that is only just positive semi-definite): a larger ridge. Not
         # matching pursuit again, whose Gram matrix of the whole pool would
         # take O(pool^2) memory at a large budget.
-        if kept is None:
-            kept = _refit(K_S, S, coef, ridge * larger)
+        kept = _ridge_solve(normal, rhs, ridge * larger)
+        if kept is not None:
+            break
     if kept is None:
         warnings.warn(
             "The kernel's Gram matrix of the averaged model is not positive definite: "

@@ -64,7 +64,9 @@ def reference_compress(functions, budget, kernel, method=None, **params):
     whose function, off the span of those kept, best matches the residual
     ``f - P_S f``; members with a residual below ``1e-10 max k(x, x)``
     never) or by ``||a_j|| sqrt(k(x_j, x_j))``, then the least-squares
-    coefficients ``(K_SS + 1e-8 max k(x, x) I)^{-1} K_S: a``.
+    coefficients: after matching pursuit, those of ``f``'s values at the
+    rows, ``argmin ||K[:, S] c - K a||^2 + 1e-8 n max k(x, x)^2 ||c||^2``;
+    by size, those of the projection, ``(K_SS + 1e-8 max k(x, x) I)^{-1} K_S: a``.
 
     ``functions``: ``(index, row, a)``. Returns the indices and coefficients
     (n_rows, n_members) sorted by index.
@@ -107,7 +109,15 @@ def reference_compress(functions, budget, kernel, method=None, **params):
                     break
                 S.append(pick)
             S = np.sort(S)
-        coef = np.linalg.solve(K[np.ix_(S, S)] + 1e-8 * kmax * np.eye(S.size), K[S] @ A)
+        if method == "size":
+            coef = np.linalg.solve(K[np.ix_(S, S)] + 1e-8 * kmax * np.eye(S.size), K[S] @ A)
+        else:
+            # Ridge least squares as an augmented system, solved by lstsq
+            # (another route than the estimator's normal equations).
+            mu = 1e-8 * len(functions) * kmax**2
+            system = np.vstack([K[:, S], np.sqrt(mu) * np.eye(S.size)])
+            target = np.vstack([K @ A, np.zeros((S.size, A.shape[1]))])
+            coef = np.linalg.lstsq(system, target, rcond=None)[0]
     order = np.argsort(idx[S], kind="stable")
     return idx[S][order], coef[order].T
 
@@ -267,10 +277,12 @@ def rbf(A, B, gamma):
 @pytest.mark.parametrize("gamma", [1e-4, 1e-3, 0.5, 50.0])
 def test_compression_of_ill_conditioned_pools(gamma):
     # Duplicates and near duplicates, and tiny or huge kernel widths, over a
-    # long stream: the refit stays finite, its function is the least-squares
-    # one (its RKHS norm at most the uncompressed average's, as a
-    # projection's) and, where the pool's span is nearly one of few members
-    # (a wide kernel), the compression is nearly exact.
+    # long stream: the refit stays finite, it is the ridge least-squares fit
+    # of the uncompressed average's values at its own rows (its objective at
+    # most that of the projection on the same members, one candidate of
+    # the minimum), its function does not blow up (RKHS norm) and, where the
+    # pool's span is nearly one of few members (a wide kernel), it is nearly
+    # exact.
     rng = np.random.RandomState(0)
     base = rng.randn(40, 3)
     X = np.vstack(
@@ -286,14 +298,18 @@ def test_compression_of_ill_conditioned_pools(gamma):
     assert np.isfinite(est.decision_function(X[:50])).all()
     rows, coef = uncompressed_average(est)
     assert rows.shape[0] > 25  # the pool holds more than the published model
-    full = rkhs_norm(rows, coef, gamma)
-    kept = rkhs_norm(est.support_vectors_, est.dual_coef_.T, gamma)
-    assert kept <= full * (1 + 1e-6)
+    S, c = est.support_vectors_, est.dual_coef_.T
+    values, A = rbf(rows, rows, gamma) @ coef, rbf(rows, S, gamma)
+    projection = np.linalg.solve(rbf(S, S, gamma) + 1e-8 * np.eye(len(S)), A.T @ coef)
+    mu = 1e-8 * rows.shape[0]  # k(x, x) = 1
+
+    def objective(c):
+        return np.sum((A @ c - values) ** 2) + mu * np.sum(c**2)
+
+    assert objective(c) <= objective(projection) * (1 + 1e-6)
+    assert rkhs_norm(S, c, gamma) <= 1.1 * rkhs_norm(rows, coef, gamma)
     if gamma <= 1e-3:
-        # ||f - f_S||^2 = ||f||^2 - <f, f_S> for the projection f_S.
-        K = rbf(rows, est.support_vectors_, gamma)
-        cross = np.einsum("ic,ij,jc->", coef, K, est.dual_coef_.T)
-        assert full**2 - cross <= 1e-3 * full**2
+        assert np.linalg.norm(A @ c - values) <= 1e-3 * np.linalg.norm(values)
 
 
 @pytest.mark.parametrize("method", ["omp", "size"])
