@@ -192,7 +192,7 @@ def compress(kernel, kernel_code, rows, coef, keys, budget):
     By the compression of the pool of the bounded average
     (:func:`~sklearn_budget._averaging.compress`): a subset chosen by
     kernel matching pursuit or by the size of each member's function, its
-    coefficients refitted by least squares to the whole expansion; then
+    coefficients refitted by ridge least squares to the whole expansion; then
     :func:`independent`. Returns ``(rows, coef, keys)`` of the kept
     members, in their order in the input.
     """

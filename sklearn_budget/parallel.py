@@ -194,14 +194,14 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     not played; a shard without a row of positive weight returns the model
     it started from, with no update.
 
-    **Compression.** The mixed expansion is folded, one function at a time
-    (members in the order of their row index, then the points that are not
-    rows), into a pool of at most ``budget`` members, as the bounded
-    average of the removal rules does: a function in the span of the pool
-    (up to a squared residual of ``1e-4 k(x, x)``) is projected onto it;
-    otherwise it joins, and an overflowing pool loses the member whose
-    removal, after the optimal projection of its function onto the others,
-    changes the function least in the RKHS norm.
+    **Compression.** The mixed expansion is compressed to at most
+    ``budget`` members as the bounded average of the removal rules
+    compresses its pool: a subset chosen by kernel matching pursuit (up to
+    a budget of 128) or by the size of each member's function, whose
+    coefficients are refitted by ridge least squares to the whole mixed
+    function, at its own rows after matching pursuit and in the kernel's
+    space otherwise; a member whose function is numerically in the span of
+    the others kept is then dropped, its part carried by them.
 
     **Probabilities.** The bins of the progressive margins are additive:
     ``estimator_`` has the sum of the shards' bins of the last mix, whose
