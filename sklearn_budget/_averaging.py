@@ -157,9 +157,12 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         S = omp_select(K, coef, budget, OMP_TOL * kmax)
     if S.size:
         # The pool's function fitted at the pool's own rows (the module's
-        # docstring): the normal equations of min ||K_{pool,S} c - K acc||^2.
+        # docstring): the normal equations of min ||K_{pool,S} c - K acc||^2,
+        # with K divided by max k(x, x) (the same c, and no overflow of its
+        # squares where the kernel's values are huge).
+        K = K / kmax
         A = K[:, S]
-        normal, rhs, ridge = A.T @ A, A.T @ (K @ coef), RIDGE * rows.shape[0] * kmax**2
+        normal, rhs, ridge = A.T @ A, A.T @ (K @ coef), RIDGE * rows.shape[0]
     else:
         # Above 128, or no member with a positive residual (a kernel that
         # is not positive semi-definite): by the size of each function, and
