@@ -28,10 +28,12 @@ _MAX_ITER_FORGETRON_DOC = (
         at budget 100 (medians of 5 seeds) and within a point at budget 500
         (full a9a at budgets 100 and 500: 0.844 and 0.853 against 0.843 and
         0.853; USPS, 10 classes: 0.865 and 0.928 against 0.866 and 0.933),
-        at about a quarter of the time, and it holds at narrow kernels, where the
-        average of several epochs, kept within the budget, can fall below
-        the majority rate (3 and 10 times ``'scale'``, 2,000 rows: DNA -8.4
-        and Waveform -4.5 points with five epochs, +8.0 and +16.6 with one).
+        at about a quarter of the time (measured when the bounded average
+        projected its pool in the kernel's space at every budget), and it
+        holds at narrow kernels, where the average of several epochs, kept
+        within the budget, can fall below the majority rate (3 and 10
+        times ``'scale'``, 2,000 rows: DNA -8.4 and Waveform -4.5 points
+        with five epochs, +9.3 and +16.8 with one).
 """
 )
 
