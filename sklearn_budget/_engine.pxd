@@ -73,6 +73,9 @@ cdef class Engine:
     # The round: kernel row with the members (kept in step with every
     # addition and removal), scores, best other class, unit direction
     cdef double[::1] k, f, v
+    # Whether ``k`` already holds the kernel row of the next row played (the
+    # one-row path computed it to score that row): the round takes it, once
+    cdef bint k_ready
     cdef Py_ssize_t r
 
     # Margin of each round of the block (the progressive margins)

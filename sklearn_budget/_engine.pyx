@@ -178,7 +178,10 @@ cdef class Engine:
             self.j = jj
             self.t += 1
             self.clock += self.wscale   # the hypothesis of this round
-            self.kernel_row()
+            if self.k_ready:
+                self.k_ready = False
+            else:
+                self.kernel_row()
             self.scores()
             if not self.finite_scores():
                 self.bad_row = jj
