@@ -13,7 +13,7 @@ stream, what a call of many rows builds once per call.
 
 from libc.math cimport exp, isfinite
 from libc.stdint cimport int64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 import numpy as np
 
@@ -103,6 +103,17 @@ cdef class OneRow:
     cdef double old_count, old_sum, old_n
     #: Margin of the last round played.
     cdef public double margin
+    # The row last scored (score_dict, average_dict) and what its kernel rows
+    # were computed with: the members' count, the round count and the pool's
+    # count then. A round of the same row that follows, with these unchanged
+    # and no round, undo or rebinding in between, takes the engine's row
+    # (``Engine.k_ready``) and the pool's (``avg_k``) instead of computing
+    # them again (progressive validation: predict, then learn, each event).
+    cdef double[::1] seen_x
+    #: Whether a scored row is kept for the round that may follow.
+    cdef readonly bint seen
+    cdef bint seen_pool
+    cdef int64_t seen_n, seen_t, seen_m
 
     def __init__(self, Engine engine, Rule rule, dict state, list undo_names,
                  Py_ssize_t limit, Py_ssize_t max_direct, Py_ssize_t avg_max_direct,
@@ -122,6 +133,8 @@ cdef class OneRow:
         self.bins = bins
         self.log_p = np.zeros(max(2, engine.R))
         self.xb = np.zeros((1, engine.d))
+        self.seen_x = np.zeros(engine.d)
+        self.seen = False
         self.wb = np.zeros(1)
         self.db = np.zeros(1)
         self.yb = np.zeros(1, dtype=np.int64)
@@ -160,6 +173,7 @@ cdef class OneRow:
         """Follow the arrays of the state that only Python changes (the bins,
         the pool), replaced after a round."""
         state = self.state
+        self.seen = False  # the pool's arrays may be new ones
         self.names = list(state)
         self.arrays = [state[name] for name in self.names]
         self.cal_counts = state["cal_counts"].reshape(-1)
@@ -212,6 +226,30 @@ cdef class OneRow:
         """The row buffer, shape (1, n_features) (read by the kernel's ``diag``)."""
         return np.asarray(self.xb)
 
+    cdef void remember(self, bint pool) noexcept:
+        """Keep the loaded row as the one whose kernel rows are in the
+        engine's ``k`` and, if ``pool``, in ``avg_k``."""
+        memcpy(&self.seen_x[0], &self.xb[0, 0], self.engine.d * sizeof(double))
+        self.seen = True
+        self.seen_pool = pool
+        self.seen_n = self.counters[0]
+        self.seen_t = self.counters[1]
+        self.seen_m = self.pool_n[0] if self.averaged else 0
+
+    cdef bint recall(self) noexcept:
+        """Whether the loaded row is the one remembered, with the members,
+        the rounds and the pool unchanged since; forgets it either way (the
+        round that follows changes ``k``)."""
+        if not self.seen:
+            return False
+        self.seen = False
+        return (
+            self.counters[0] == self.seen_n
+            and self.counters[1] == self.seen_t
+            and (self.pool_n[0] if self.averaged else 0) == self.seen_m
+            and memcmp(&self.seen_x[0], &self.xb[0, 0], self.engine.d * sizeof(double)) == 0
+        )
+
     cdef void sync(self) noexcept:
         """The engine's counters from the state (other calls may have played)."""
         cdef Engine e = self.engine
@@ -230,6 +268,10 @@ cdef class OneRow:
         cdef Engine e = self.engine
         cdef Py_ssize_t i
         self.active = True
+        if eager:
+            # The rule's Python hooks run before the round: they may change
+            # the members whose kernel row was kept.
+            self.seen = False
         self.recorded = False
         self.folded = 0
         for i in range(4):
@@ -255,9 +297,10 @@ cdef class OneRow:
         cdef Engine e = self.engine
         cdef Py_ssize_t i, c, R = e.R, flat, cls
         cdef double margin
-        cdef bint recording = record
+        cdef bint recording = record, kept
         if not self.active:
             raise RuntimeError("play without begin")
+        kept = self.recall()
         self.sync()
         self.yb[0] = y
         self.wb[0] = w
@@ -265,8 +308,10 @@ cdef class OneRow:
         self.ib[0] = index
         e.bad_row = -1
         e.n_ret = 0
+        e.k_ready = kept
         with nogil:
             e._play(self.rule, 0, 1)
+        e.k_ready = False
         e.ckpt_armed = False
         if e.bad_row >= 0:
             return 2
@@ -289,7 +334,7 @@ cdef class OneRow:
             self.cal_round = e.t % self.cal_every == 0
             recording = record and self.cal_round
             if self.cal_round:
-                margin = self.average_margin(y)
+                margin = self.average_margin(y, kept and self.seen_pool)
                 if not isfinite(margin):
                     return 4
                 w = w * self.cal_every
@@ -309,14 +354,15 @@ cdef class OneRow:
             self.recorded = True
         return 0
 
-    cdef double average_margin(self, int64_t y) noexcept:
+    cdef double average_margin(self, int64_t y, bint kept) noexcept:
         """Margin of the loaded row under the average of the rounds so far
         (NaN if a score is not finite): the pool's kernel row as
-        ``_dense_rows.kernel_block`` gives it, the current members' part
-        from the round, then the margin of the blocks."""
+        ``_dense_rows.kernel_block`` gives it (``kept``: already in
+        ``avg_k``), the current members' part from the round, then the
+        margin of the blocks."""
         cdef Engine e = self.engine
         cdef Py_ssize_t m = self.pool_n[0]
-        if m > 0:
+        if m > 0 and not kept:
             dense_kernel_row(e.kind, &self.xb[0, 0], &self.pool_X[0, 0], m, e.d,
                              e.gamma, e.degree, e.coef0, &self.avg_k[0])
         return average_margin(self.pool_coef, &self.avg_k[0], m, &e.aout[0, 0], <double>e.t,
@@ -366,6 +412,7 @@ cdef class OneRow:
         """Put back everything the last :meth:`play` changed (nothing if none is active)."""
         cdef Engine e = self.engine
         cdef Py_ssize_t i, c, a, n
+        self.seen = False
         if not self.active:
             return
         if e.ckpt_taken:
@@ -407,6 +454,7 @@ cdef class OneRow:
         list; None if a value or a score is not finite."""
         cdef Engine e = self.engine
         cdef Py_ssize_t c, m
+        self.seen = False
         if not self.load_dict(x, index):
             return None
         self.sync()
@@ -424,6 +472,7 @@ cdef class OneRow:
             if not average_scores(self.pool_coef, &self.avg_k[0], m, &e.aout[0, 0],
                                   <double>e.t, &e.f[0]):
                 return None
+            self.remember(True)
         if e.R == 1:
             return e.f[0]
         return [e.f[c] for c in range(e.R)]
@@ -446,6 +495,7 @@ cdef class OneRow:
         None if a value or a score is not finite."""
         cdef Engine e = self.engine
         cdef Py_ssize_t c
+        self.seen = False
         if not self.load_dict(x, index):
             return None
         self.sync()
@@ -454,6 +504,7 @@ cdef class OneRow:
         e.scores()
         if not e.finite_scores():
             return None
+        self.remember(False)
         if e.R == 1:
             return e.f[0]
         return [e.f[c] for c in range(e.R)]
