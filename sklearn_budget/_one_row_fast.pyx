@@ -11,6 +11,8 @@ stream, what a call of many rows builds once per call.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
 from libc.math cimport exp, isfinite
 from libc.stdint cimport int64_t
 from libc.string cimport memcmp, memcpy
@@ -510,12 +512,19 @@ cdef class OneRow:
         return [e.f[c] for c in range(e.R)]
 
 
-def same_objects(tuple a, tuple b):
-    """Whether ``a`` and ``b`` hold the same objects, position by position."""
+def same_entries(dict attrs, tuple names, tuple values):
+    """Whether the entries ``names`` of ``attrs`` (an instance's ``__dict__``)
+    are the objects ``values``, position by position; False if one is missing.
+
+    The one-row path's test that an estimator's parameters are unchanged,
+    without building the tuple of their values (every one-row call asks it).
+    """
     cdef Py_ssize_t i
-    if len(a) != len(b):
+    cdef PyObject* value
+    if len(names) != len(values):
         return False
-    for i in range(len(a)):
-        if a[i] is not b[i]:
+    for i in range(len(names)):
+        value = PyDict_GetItem(attrs, names[i])
+        if value is NULL or value != <PyObject*>values[i]:
             return False
     return True
