@@ -217,6 +217,22 @@ cdef class Engine:
         self.ckpt_armed = False
         self.ckpt_taken = True
 
+    cdef void journal_gram(self, Py_ssize_t pos) noexcept nogil:
+        """Row and column ``pos`` of the Gram matrix are about to change:
+        keep their values for the undo of a one-row call (``jn_on``)."""
+        cdef Py_ssize_t i, m = self.jn_n, cap = self.gram.shape[0]
+        if not self.jn_on or self.jn_full:
+            return
+        if m == self.jn_row.shape[0]:
+            memcpy(self.jn_backup, &self.gram[0, 0], cap * cap * sizeof(double))
+            self.jn_full = True
+            return
+        self.jn_pos[m] = pos
+        for i in range(cap):
+            self.jn_row[m, i] = self.gram[pos, i]
+            self.jn_col[m, i] = self.gram[i, pos]
+        self.jn_n = m + 1
+
     cdef void kernel_row(self) noexcept nogil:
         cdef Py_ssize_t i, n = self.n, j = self.j
         if not self.direct:
@@ -303,6 +319,7 @@ cdef class Engine:
                 self.acc[pos, c] = 0.0
             self.stamp[pos] = self.clock
         if self.keep_gram:
+            self.journal_gram(pos)
             for i in range(pos):
                 self.gram[pos, i] = self.k[i]
                 self.gram[i, pos] = self.k[i]
@@ -379,6 +396,7 @@ cdef class Engine:
             for a in range(self.d):
                 self.Xs[pos, a] = self.Xs[last, a]
         if self.keep_gram:
+            self.journal_gram(pos)
             for i in range(last + 1):
                 self.gram[pos, i] = self.gram[last, i]
             for i in range(last + 1):
