@@ -24,6 +24,10 @@ from ._engine cimport Engine, Rule
 from ._margins cimport MarginBins, average_margin, average_scores, log_proba
 from ._pool cimport finite_sums
 
+# The rows and columns of the Gram matrix journaled in a round (at most 4):
+# a removal and an addition write two; past them the matrix is copied.
+GRAM_JOURNAL_ROWS = 4
+
 
 cdef class OneRow:
     """The Engine and Rule of a dense stream, kept for its one-row calls.
@@ -98,6 +102,10 @@ cdef class OneRow:
     cdef public bint cal_round
     # Undo record of the last play
     cdef public bint active
+    # The state arrays of the undo record, and whether the Gram matrix, the
+    # last of them, is journaled instead of copied (``Engine.journal_gram``)
+    cdef Py_ssize_t n_undo
+    cdef bint gram_journal
     cdef int64_t old_counters[4]
     cdef double old_scale[2]
     cdef bint recorded
@@ -157,6 +165,15 @@ cdef class OneRow:
             self.old_pool_idx = np.zeros(n_ret, dtype=np.int64)
         if len(undo_names) > 64:
             raise ValueError("Too many state arrays for the undo record.")
+        # A round changes a few rows and columns of a kept Gram matrix, the
+        # largest array of the record (budget^2): they are journaled, and
+        # the matrix is the last array, left out of the copy.
+        self.gram_journal = engine.keep_gram and "gram" in undo_names
+        if self.gram_journal:
+            undo_names = [name for name in undo_names if name != "gram"] + ["gram"]
+            rows = max(0, min(GRAM_JOURNAL_ROWS, 4))  # Engine.jn_pos holds 4
+            engine.jn_row = np.zeros((rows, state["gram"].shape[0]))
+            engine.jn_col = np.zeros((rows, state["gram"].shape[0]))
         self.copies = []
         for i, name in enumerate(undo_names):
             src = state[name]
@@ -167,8 +184,12 @@ cdef class OneRow:
             engine.ckpt_src[i] = <char*><size_t>src.ctypes.data
             engine.ckpt_dst[i] = <char*><size_t>dst.ctypes.data
             engine.ckpt_len[i] = src.nbytes
-        engine.n_ckpt = len(undo_names)
+        self.n_undo = len(undo_names)
+        engine.n_ckpt = self.n_undo
         engine.ckpt_arrays = self.copies
+        if self.gram_journal:
+            # Where the journal copies the whole matrix past its rows.
+            engine.jn_backup = <double*><size_t>self.copies[self.n_undo - 1][1].ctypes.data
         self.active = False
 
     def rebind(self):
@@ -280,6 +301,12 @@ cdef class OneRow:
             self.old_counters[i] = self.counters[i]
         self.old_scale[0] = self.scale[0]
         self.old_scale[1] = self.scale[1]
+        # Python hooks (``eager``) may change the Gram matrix themselves: it
+        # is copied then, else journaled.
+        e.jn_on = self.gram_journal and not eager
+        e.jn_n = 0
+        e.jn_full = False
+        e.n_ckpt = self.n_undo - 1 if e.jn_on else self.n_undo
         e.ckpt_taken = False
         e.ckpt_armed = e.n_ckpt > 0
         if eager and e.ckpt_armed:
@@ -313,6 +340,7 @@ cdef class OneRow:
         e.k_ready = kept
         with nogil:
             e._play(self.rule, 0, 1)
+        e.jn_on = False
         e.k_ready = False
         e.ckpt_armed = False
         if e.bad_row >= 0:
@@ -421,6 +449,7 @@ cdef class OneRow:
             for i in range(e.n_ckpt):
                 memcpy(e.ckpt_src[i], e.ckpt_dst[i], e.ckpt_len[i])
             e.ckpt_taken = False
+        self.undo_gram()
         for i in range(4):
             self.counters[i] = self.old_counters[i]
         self.scale[0] = self.old_scale[0]
@@ -441,6 +470,26 @@ cdef class OneRow:
             self.cal_n[self.cls_at] = self.old_n
             self.recorded = False
         self.active = False
+
+    cdef void undo_gram(self) noexcept:
+        """Put back the Gram matrix from the journal of the round: the copy
+        taken past the journal's rows, if any, then each journaled row and
+        column, the last first."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t i, m, pos, cap
+        e.jn_on = False
+        if e.jn_n == 0 and not e.jn_full:
+            return
+        cap = e.gram.shape[0]
+        if e.jn_full:
+            memcpy(&e.gram[0, 0], e.jn_backup, cap * cap * sizeof(double))
+        for m in range(e.jn_n - 1, -1, -1):
+            pos = e.jn_pos[m]
+            for i in range(cap):
+                e.gram[i, pos] = e.jn_col[m, i]
+                e.gram[pos, i] = e.jn_row[m, i]
+        e.jn_n = 0
+        e.jn_full = False
 
     @property
     def rounds(self):
