@@ -73,6 +73,9 @@ cdef class Engine:
     # The round: kernel row with the members (kept in step with every
     # addition and removal), scores, best other class, unit direction
     cdef double[::1] k, f, v
+    # Whether ``k`` already holds the kernel row of the next row played (the
+    # one-row path computed it to score that row): the round takes it, once
+    cdef bint k_ready
     cdef Py_ssize_t r
 
     # Margin of each round of the block (the progressive margins)
@@ -99,10 +102,21 @@ cdef class Engine:
     cdef char* ckpt_src[64]
     cdef char* ckpt_dst[64]
     cdef Py_ssize_t ckpt_len[64]
+    # Without a copy of the Gram matrix in that record (``jn_on``), the
+    # rows and columns a round is about to overwrite are journaled
+    # (``journal_gram``): up to ``jn_row.shape[0]`` of them, their positions
+    # in ``jn_pos``; beyond, the whole matrix is copied to ``jn_backup``
+    # once (``jn_full``), after the journaled changes.
+    cdef bint jn_on, jn_full
+    cdef Py_ssize_t jn_n
+    cdef int64_t jn_pos[4]
+    cdef double[:, ::1] jn_row, jn_col
+    cdef double* jn_backup
 
     cdef void reserve_retired(self, Py_ssize_t m)
     cdef void _play(self, Rule rule, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
     cdef void checkpoint(self) noexcept nogil
+    cdef void journal_gram(self, Py_ssize_t pos) noexcept nogil
     cdef void kernel_row(self) noexcept nogil
     cdef void live_average(self, Py_ssize_t jj) noexcept nogil
     cdef void scores(self) noexcept nogil

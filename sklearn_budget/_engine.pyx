@@ -178,7 +178,10 @@ cdef class Engine:
             self.j = jj
             self.t += 1
             self.clock += self.wscale   # the hypothesis of this round
-            self.kernel_row()
+            if self.k_ready:
+                self.k_ready = False
+            else:
+                self.kernel_row()
             self.scores()
             if not self.finite_scores():
                 self.bad_row = jj
@@ -213,6 +216,22 @@ cdef class Engine:
             memcpy(self.ckpt_dst[i], self.ckpt_src[i], self.ckpt_len[i])
         self.ckpt_armed = False
         self.ckpt_taken = True
+
+    cdef void journal_gram(self, Py_ssize_t pos) noexcept nogil:
+        """Row and column ``pos`` of the Gram matrix are about to change:
+        keep their values for the undo of a one-row call (``jn_on``)."""
+        cdef Py_ssize_t i, m = self.jn_n, cap = self.gram.shape[0]
+        if not self.jn_on or self.jn_full:
+            return
+        if m == self.jn_row.shape[0]:
+            memcpy(self.jn_backup, &self.gram[0, 0], cap * cap * sizeof(double))
+            self.jn_full = True
+            return
+        self.jn_pos[m] = pos
+        for i in range(cap):
+            self.jn_row[m, i] = self.gram[pos, i]
+            self.jn_col[m, i] = self.gram[i, pos]
+        self.jn_n = m + 1
 
     cdef void kernel_row(self) noexcept nogil:
         cdef Py_ssize_t i, n = self.n, j = self.j
@@ -300,6 +319,7 @@ cdef class Engine:
                 self.acc[pos, c] = 0.0
             self.stamp[pos] = self.clock
         if self.keep_gram:
+            self.journal_gram(pos)
             for i in range(pos):
                 self.gram[pos, i] = self.k[i]
                 self.gram[i, pos] = self.k[i]
@@ -376,6 +396,7 @@ cdef class Engine:
             for a in range(self.d):
                 self.Xs[pos, a] = self.Xs[last, a]
         if self.keep_gram:
+            self.journal_gram(pos)
             for i in range(last + 1):
                 self.gram[pos, i] = self.gram[last, i]
             for i in range(last + 1):

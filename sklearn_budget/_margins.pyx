@@ -272,9 +272,15 @@ cdef void _slope(double a, const double* n, const double* t, const double* m,
                  Py_ssize_t k, double offset, double* g, double* h) noexcept nogil:
     """Derivative of the concave log-likelihood at ``a`` (``g``), and its own (``-h``)."""
     cdef Py_ssize_t i
-    cdef double p, gs = 0.0, hs = 0.0
+    cdef double x, p = 0.0, gs = 0.0, hs = 0.0, last = NAN
     for i in range(k):
-        p = _expit(a * m[i] - offset)
+        x = a * m[i] - offset
+        # _expit is a function of x alone: the same x (bits, sign included)
+        # gives the same p. At a = 0, where the fit starts, x is the same
+        # for every bin (a * m = +-0): one exp instead of one per bin.
+        if not (x == last and signbit(x) == signbit(last)):
+            p = _expit(x)
+            last = x
         gs += n[i] * (t[i] - p) * m[i]
         hs += n[i] * p * (1.0 - p) * m[i] * m[i]
     g[0] = gs

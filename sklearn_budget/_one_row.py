@@ -39,7 +39,7 @@ from ._averaging import _AveragingMixin
 from ._calibration import MARGIN_BINS
 from ._engine import Engine
 from ._kernels import Kernel, _nonfinite_scores
-from ._one_row_fast import OneRow, same_objects
+from ._one_row_fast import OneRow, same_entries
 from ._random import generator_state
 from ._rounds import _max_direct_members
 from ._stream import _parameter_values
@@ -112,18 +112,24 @@ def _restore_values(copies):
         np.copyto(a, copy)
 
 
+def _parameters(est):
+    """The names of the parameters of ``est`` and their values (the same
+    objects for as long as the one-row path is valid)."""
+    return tuple(type(est)._parameter_constraints), _parameter_values(est)
+
+
 class _Uncovered:
     """A stream the one-row path does not cover, until its parameters or state change."""
 
     def __init__(self, est):
-        self.values = _parameter_values(est)
+        self.names, self.values = _parameters(est)
         self.state = est._state
         self.force = _base._FORCE_PATH
 
     def valid(self, est):
         return (
             est._state is self.state
-            and same_objects(_parameter_values(est), self.values)
+            and same_entries(vars(est), self.names, self.values)
             and _base._FORCE_PATH == self.force
         )
 
@@ -139,7 +145,7 @@ class _OneRowPath:
 
     def __init__(self, est):
         state, kernel = est._state, est._kernel
-        self.values = _parameter_values(est)
+        self.names, self.values = _parameters(est)
         self.force = _base._FORCE_PATH
         self.scale_round = None
         self.classes = est.classes_
@@ -210,7 +216,7 @@ class _OneRowPath:
 
     def valid(self, est):
         return (
-            same_objects(_parameter_values(est), self.values)
+            same_entries(vars(est), self.names, self.values)
             and self.fast.binds(est._state)
             and est.classes_ is self.classes
             and est._rng is self.rng

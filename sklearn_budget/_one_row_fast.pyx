@@ -11,9 +11,11 @@ stream, what a call of many rows builds once per call.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
 from libc.math cimport exp, isfinite
 from libc.stdint cimport int64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 import numpy as np
 
@@ -21,6 +23,10 @@ from ._dense_rows cimport dense_kernel_row, load_event, load_row
 from ._engine cimport Engine, Rule
 from ._margins cimport MarginBins, average_margin, average_scores, log_proba
 from ._pool cimport finite_sums
+
+# The rows and columns of the Gram matrix journaled in a round (at most 4):
+# a removal and an addition write two; past them the matrix is copied.
+GRAM_JOURNAL_ROWS = 4
 
 
 cdef class OneRow:
@@ -96,6 +102,10 @@ cdef class OneRow:
     cdef public bint cal_round
     # Undo record of the last play
     cdef public bint active
+    # The state arrays of the undo record, and whether the Gram matrix, the
+    # last of them, is journaled instead of copied (``Engine.journal_gram``)
+    cdef Py_ssize_t n_undo
+    cdef bint gram_journal
     cdef int64_t old_counters[4]
     cdef double old_scale[2]
     cdef bint recorded
@@ -103,6 +113,17 @@ cdef class OneRow:
     cdef double old_count, old_sum, old_n
     #: Margin of the last round played.
     cdef public double margin
+    # The row last scored (score_dict, average_dict) and what its kernel rows
+    # were computed with: the members' count, the round count and the pool's
+    # count then. A round of the same row that follows, with these unchanged
+    # and no round, undo or rebinding in between, takes the engine's row
+    # (``Engine.k_ready``) and the pool's (``avg_k``) instead of computing
+    # them again (progressive validation: predict, then learn, each event).
+    cdef double[::1] seen_x
+    #: Whether a scored row is kept for the round that may follow.
+    cdef readonly bint seen
+    cdef bint seen_pool
+    cdef int64_t seen_n, seen_t, seen_m
 
     def __init__(self, Engine engine, Rule rule, dict state, list undo_names,
                  Py_ssize_t limit, Py_ssize_t max_direct, Py_ssize_t avg_max_direct,
@@ -122,6 +143,8 @@ cdef class OneRow:
         self.bins = bins
         self.log_p = np.zeros(max(2, engine.R))
         self.xb = np.zeros((1, engine.d))
+        self.seen_x = np.zeros(engine.d)
+        self.seen = False
         self.wb = np.zeros(1)
         self.db = np.zeros(1)
         self.yb = np.zeros(1, dtype=np.int64)
@@ -142,6 +165,15 @@ cdef class OneRow:
             self.old_pool_idx = np.zeros(n_ret, dtype=np.int64)
         if len(undo_names) > 64:
             raise ValueError("Too many state arrays for the undo record.")
+        # A round changes a few rows and columns of a kept Gram matrix, the
+        # largest array of the record (budget^2): they are journaled, and
+        # the matrix is the last array, left out of the copy.
+        self.gram_journal = engine.keep_gram and "gram" in undo_names
+        if self.gram_journal:
+            undo_names = [name for name in undo_names if name != "gram"] + ["gram"]
+            rows = max(0, min(GRAM_JOURNAL_ROWS, 4))  # Engine.jn_pos holds 4
+            engine.jn_row = np.zeros((rows, state["gram"].shape[0]))
+            engine.jn_col = np.zeros((rows, state["gram"].shape[0]))
         self.copies = []
         for i, name in enumerate(undo_names):
             src = state[name]
@@ -152,14 +184,19 @@ cdef class OneRow:
             engine.ckpt_src[i] = <char*><size_t>src.ctypes.data
             engine.ckpt_dst[i] = <char*><size_t>dst.ctypes.data
             engine.ckpt_len[i] = src.nbytes
-        engine.n_ckpt = len(undo_names)
+        self.n_undo = len(undo_names)
+        engine.n_ckpt = self.n_undo
         engine.ckpt_arrays = self.copies
+        if self.gram_journal:
+            # Where the journal copies the whole matrix past its rows.
+            engine.jn_backup = <double*><size_t>self.copies[self.n_undo - 1][1].ctypes.data
         self.active = False
 
     def rebind(self):
         """Follow the arrays of the state that only Python changes (the bins,
         the pool), replaced after a round."""
         state = self.state
+        self.seen = False  # the pool's arrays may be new ones
         self.names = list(state)
         self.arrays = [state[name] for name in self.names]
         self.cal_counts = state["cal_counts"].reshape(-1)
@@ -212,6 +249,30 @@ cdef class OneRow:
         """The row buffer, shape (1, n_features) (read by the kernel's ``diag``)."""
         return np.asarray(self.xb)
 
+    cdef void remember(self, bint pool) noexcept:
+        """Keep the loaded row as the one whose kernel rows are in the
+        engine's ``k`` and, if ``pool``, in ``avg_k``."""
+        memcpy(&self.seen_x[0], &self.xb[0, 0], self.engine.d * sizeof(double))
+        self.seen = True
+        self.seen_pool = pool
+        self.seen_n = self.counters[0]
+        self.seen_t = self.counters[1]
+        self.seen_m = self.pool_n[0] if self.averaged else 0
+
+    cdef bint recall(self) noexcept:
+        """Whether the loaded row is the one remembered, with the members,
+        the rounds and the pool unchanged since; forgets it either way (the
+        round that follows changes ``k``)."""
+        if not self.seen:
+            return False
+        self.seen = False
+        return (
+            self.counters[0] == self.seen_n
+            and self.counters[1] == self.seen_t
+            and (self.pool_n[0] if self.averaged else 0) == self.seen_m
+            and memcmp(&self.seen_x[0], &self.xb[0, 0], self.engine.d * sizeof(double)) == 0
+        )
+
     cdef void sync(self) noexcept:
         """The engine's counters from the state (other calls may have played)."""
         cdef Engine e = self.engine
@@ -230,12 +291,22 @@ cdef class OneRow:
         cdef Engine e = self.engine
         cdef Py_ssize_t i
         self.active = True
+        if eager:
+            # The rule's Python hooks run before the round: they may change
+            # the members whose kernel row was kept.
+            self.seen = False
         self.recorded = False
         self.folded = 0
         for i in range(4):
             self.old_counters[i] = self.counters[i]
         self.old_scale[0] = self.scale[0]
         self.old_scale[1] = self.scale[1]
+        # Python hooks (``eager``) may change the Gram matrix themselves: it
+        # is copied then, else journaled.
+        e.jn_on = self.gram_journal and not eager
+        e.jn_n = 0
+        e.jn_full = False
+        e.n_ckpt = self.n_undo - 1 if e.jn_on else self.n_undo
         e.ckpt_taken = False
         e.ckpt_armed = e.n_ckpt > 0
         if eager and e.ckpt_armed:
@@ -255,9 +326,10 @@ cdef class OneRow:
         cdef Engine e = self.engine
         cdef Py_ssize_t i, c, R = e.R, flat, cls
         cdef double margin
-        cdef bint recording = record
+        cdef bint recording = record, kept
         if not self.active:
             raise RuntimeError("play without begin")
+        kept = self.recall()
         self.sync()
         self.yb[0] = y
         self.wb[0] = w
@@ -265,8 +337,11 @@ cdef class OneRow:
         self.ib[0] = index
         e.bad_row = -1
         e.n_ret = 0
+        e.k_ready = kept
         with nogil:
             e._play(self.rule, 0, 1)
+        e.jn_on = False
+        e.k_ready = False
         e.ckpt_armed = False
         if e.bad_row >= 0:
             return 2
@@ -289,7 +364,7 @@ cdef class OneRow:
             self.cal_round = e.t % self.cal_every == 0
             recording = record and self.cal_round
             if self.cal_round:
-                margin = self.average_margin(y)
+                margin = self.average_margin(y, kept and self.seen_pool)
                 if not isfinite(margin):
                     return 4
                 w = w * self.cal_every
@@ -309,14 +384,15 @@ cdef class OneRow:
             self.recorded = True
         return 0
 
-    cdef double average_margin(self, int64_t y) noexcept:
+    cdef double average_margin(self, int64_t y, bint kept) noexcept:
         """Margin of the loaded row under the average of the rounds so far
         (NaN if a score is not finite): the pool's kernel row as
-        ``_dense_rows.kernel_block`` gives it, the current members' part
-        from the round, then the margin of the blocks."""
+        ``_dense_rows.kernel_block`` gives it (``kept``: already in
+        ``avg_k``), the current members' part from the round, then the
+        margin of the blocks."""
         cdef Engine e = self.engine
         cdef Py_ssize_t m = self.pool_n[0]
-        if m > 0:
+        if m > 0 and not kept:
             dense_kernel_row(e.kind, &self.xb[0, 0], &self.pool_X[0, 0], m, e.d,
                              e.gamma, e.degree, e.coef0, &self.avg_k[0])
         return average_margin(self.pool_coef, &self.avg_k[0], m, &e.aout[0, 0], <double>e.t,
@@ -366,12 +442,14 @@ cdef class OneRow:
         """Put back everything the last :meth:`play` changed (nothing if none is active)."""
         cdef Engine e = self.engine
         cdef Py_ssize_t i, c, a, n
+        self.seen = False
         if not self.active:
             return
         if e.ckpt_taken:
             for i in range(e.n_ckpt):
                 memcpy(e.ckpt_src[i], e.ckpt_dst[i], e.ckpt_len[i])
             e.ckpt_taken = False
+        self.undo_gram()
         for i in range(4):
             self.counters[i] = self.old_counters[i]
         self.scale[0] = self.old_scale[0]
@@ -393,6 +471,26 @@ cdef class OneRow:
             self.recorded = False
         self.active = False
 
+    cdef void undo_gram(self) noexcept:
+        """Put back the Gram matrix from the journal of the round: the copy
+        taken past the journal's rows, if any, then each journaled row and
+        column, the last first."""
+        cdef Engine e = self.engine
+        cdef Py_ssize_t i, m, pos, cap
+        e.jn_on = False
+        if e.jn_n == 0 and not e.jn_full:
+            return
+        cap = e.gram.shape[0]
+        if e.jn_full:
+            memcpy(&e.gram[0, 0], e.jn_backup, cap * cap * sizeof(double))
+        for m in range(e.jn_n - 1, -1, -1):
+            pos = e.jn_pos[m]
+            for i in range(cap):
+                e.gram[i, pos] = e.jn_col[m, i]
+                e.gram[pos, i] = e.jn_row[m, i]
+        e.jn_n = 0
+        e.jn_full = False
+
     @property
     def rounds(self):
         """Rounds of the stream played (the state's count)."""
@@ -407,6 +505,7 @@ cdef class OneRow:
         list; None if a value or a score is not finite."""
         cdef Engine e = self.engine
         cdef Py_ssize_t c, m
+        self.seen = False
         if not self.load_dict(x, index):
             return None
         self.sync()
@@ -424,6 +523,7 @@ cdef class OneRow:
             if not average_scores(self.pool_coef, &self.avg_k[0], m, &e.aout[0, 0],
                                   <double>e.t, &e.f[0]):
                 return None
+            self.remember(True)
         if e.R == 1:
             return e.f[0]
         return [e.f[c] for c in range(e.R)]
@@ -446,6 +546,7 @@ cdef class OneRow:
         None if a value or a score is not finite."""
         cdef Engine e = self.engine
         cdef Py_ssize_t c
+        self.seen = False
         if not self.load_dict(x, index):
             return None
         self.sync()
@@ -454,17 +555,25 @@ cdef class OneRow:
         e.scores()
         if not e.finite_scores():
             return None
+        self.remember(False)
         if e.R == 1:
             return e.f[0]
         return [e.f[c] for c in range(e.R)]
 
 
-def same_objects(tuple a, tuple b):
-    """Whether ``a`` and ``b`` hold the same objects, position by position."""
+def same_entries(dict attrs, tuple names, tuple values):
+    """Whether the entries ``names`` of ``attrs`` (an instance's ``__dict__``)
+    are the objects ``values``, position by position; False if one is missing.
+
+    The one-row path's test that an estimator's parameters are unchanged,
+    without building the tuple of their values (every one-row call asks it).
+    """
     cdef Py_ssize_t i
-    if len(a) != len(b):
+    cdef PyObject* value
+    if len(names) != len(values):
         return False
-    for i in range(len(a)):
-        if a[i] is not b[i]:
+    for i in range(len(names)):
+        value = PyDict_GetItem(attrs, names[i])
+        if value is NULL or value != <PyObject*>values[i]:
             return False
     return True

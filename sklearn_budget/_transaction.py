@@ -131,24 +131,40 @@ class Transaction:
     1
     """
 
+    # Slots: a one-row call enters one transaction per row.
+    __slots__ = (
+        "estimator",
+        "deep",
+        "lazy",
+        "copied",
+        "attributes",
+        "_undo",
+        "_published",
+        "_saved",
+        "_record",
+    )
+
     def __init__(self, estimator, deep=False, lazy=(), copied=(), attributes=None):
         if deep and attributes is not None:
             raise ValueError("A deep transaction records every attribute.")
         self.estimator = estimator
         self.deep = deep
-        self.lazy = tuple(lazy)
-        self.copied = tuple(copied)
+        self.lazy = lazy if type(lazy) is tuple else tuple(lazy)
+        self.copied = copied if type(copied) is tuple else tuple(copied)
         self.attributes = attributes
 
     def __enter__(self):
         est = self.estimator
         self._undo = []
         self._published = _PUBLISHED.pop(est, None)
+        attrs = vars(est)
         if self.attributes is None:
-            self._saved = saved = dict(vars(est))
+            self._saved = saved = dict(attrs)
         else:
-            attrs = vars(est)
-            self._saved = saved = {a: attrs[a] for a in self.attributes if a in attrs}
+            self._saved = saved = {}
+            for name in self.attributes:
+                if name in attrs:
+                    saved[name] = attrs[name]
         self._record = None
         if self.deep and "_state" in saved:
             self._record = {

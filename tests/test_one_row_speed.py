@@ -474,3 +474,39 @@ def test_the_scale_remembers_its_slopes_to_the_last_bit(n_classes):
     assert root == _scale_by_the_steps(*bins, np.nan, 1e-6)
     for start in [root, 0.5 * root, 0.99 * root, 1.01 * root, 3 * root, 1e-9, 1e9]:
         assert fit_temperature(*bins, start, 1e-6) == _scale_by_the_steps(*bins, start, 1e-6)
+
+
+@pytest.mark.parametrize("rows", [4, 1, 0])
+@pytest.mark.parametrize("average", [False, True])
+@pytest.mark.parametrize("name", ["Forgetron", "BudgetPerceptron"])
+def test_the_journal_of_the_gram_matrix_undoes_the_round(name, average, rows, monkeypatch):
+    # A one-row call journals the rows and columns of the Gram matrix that
+    # its round overwrites instead of copying the matrix; past
+    # GRAM_JOURNAL_ROWS of them it copies the matrix (rows=1: after the
+    # first, rows=0: before any). Every call interrupted at its end puts
+    # back the matrix whole, the entries past the members included.
+    from sklearn_budget import _one_row_fast
+
+    monkeypatch.setattr(_one_row_fast, "GRAM_JOURNAL_ROWS", rows)
+    X, y, est, ref = _xor_stream(name, average, seed=8, n_rows=300, n_first=20)
+    assert est._keeps_gram
+    _one_row.forget(est)  # built again with the journal's size
+    changed = 0
+    for i in range(20, 300):
+        path = _one_row.current_path(est)
+        gram = est._state["gram"].copy()
+        before = pickle.dumps(sorted(vars(est).items()))
+        fast, path.fast = path.fast, _InterruptAtTheEnd(path.fast)
+        with pytest.raises(KeyboardInterrupt):
+            est.partial_fit(X[i : i + 1], y[i : i + 1])
+        assert pickle.dumps(sorted(vars(est).items())) == before
+        path.fast = fast
+        est.partial_fit(X[i : i + 1], y[i : i + 1])
+        changed += not np.array_equal(est._state["gram"], gram)
+    # The rounds that changed the matrix were undone once each.
+    assert changed > 30
+    for key, a in ref._state.items():
+        b = est._state[key]
+        assert np.array_equal(a[: len(b)], b[: len(a)]), key
+    for attr in ("support_vectors_", "dual_coef_", "support_", "n_mistakes_"):
+        assert np.array_equal(getattr(est, attr), getattr(ref, attr)), attr
