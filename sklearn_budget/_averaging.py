@@ -50,7 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ._kernels import kernel_values, single_blas_thread
+from ._kernels import kernel_values, pool_kernel, single_blas_thread
 from ._pool import average_finite, omp_select
 from ._rounds import _rows, _vstack
 
@@ -87,7 +87,7 @@ def _kernel_block(kernel, kernel_code, X, Z):
     """``kernel(X, Z)`` by BLAS, or by differences where that overflows; raises
     if the values are not finite (rows too large for the kernel)."""
     with np.errstate(all="ignore"):
-        K = np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
+        K = np.ascontiguousarray(pool_kernel(kernel, X, Z), dtype=np.float64)
         finite = np.isfinite(K).all()
         if not finite and kernel_code is not None:
             K = kernel_values(kernel, kernel_code, X, Z)

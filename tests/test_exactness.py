@@ -344,6 +344,47 @@ def test_sparse_rbf_gives_the_bits_of_rbf_kernel(same):
             assert np.all(np.diag(got) == 1.0)
 
 
+@pytest.mark.parametrize("same", [False, True])
+def test_dense_rbf_gives_the_bits_and_warnings_of_rbf_kernel(same):
+    # The rbf kernel of dense float64 rows of the averaged model's pool is
+    # computed without pairwise_kernels' validation, its elementwise steps
+    # in one compiled pass: the same values to the bit (the zero distance of a row to itself
+    # when X is Y included), and for rows that overflow scikit-learn's own
+    # path, with its warnings.
+    import warnings
+
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._kernels import Kernel, _dense_rbf, pool_kernel
+
+    rng = np.random.RandomState(0)
+    for trial in range(60):
+        d = rng.randint(1, 60)
+        scale = [1e-3, 1.0, 40.0, 1e160][trial % 4]
+        X = scale * rng.standard_normal((rng.randint(1, 40), d))
+        X[rng.randint(X.shape[0])] = X[0]  # equal rows: distance 0, or rounded below
+        Y = X if same else scale * rng.standard_normal((rng.randint(1, 30), d))
+        if trial % 5 == 0:
+            Y = Y if same else np.asfortranarray(Y)
+        gamma = [0.02, 0.7, 5.0][trial % 3]
+        with warnings.catch_warnings(record=True) as got_warned:
+            warnings.simplefilter("always")
+            got = pool_kernel(Kernel("rbf", gamma=gamma), X, Y)
+        with warnings.catch_warnings(record=True) as expected_warned:
+            warnings.simplefilter("always")
+            expected = rbf_kernel(X, Y, gamma=gamma)
+        assert np.array_equal(got, expected, equal_nan=True)
+        assert [str(w.message) for w in got_warned] == [str(w.message) for w in expected_warned]
+        if same:
+            assert np.all(np.diag(got) == 1.0)
+        # The compiled pass gave them, unless they overflow.
+        assert (_dense_rbf(X, Y, gamma) is None) == (scale > 1e100)
+    # Rows sklearn refuses keep its error.
+    X = np.array([[0.0, np.nan]])
+    with pytest.raises(ValueError, match="NaN"):
+        pool_kernel(Kernel("rbf", gamma=1.0), X, X)
+
+
 def test_rounds_block_of_sparse_rows_gives_the_values_the_rounds_read():
     # A block of rounds reads row j against the members and the block's rows
     # up to j: those values are rbf_kernel's to the bit; the others, never
