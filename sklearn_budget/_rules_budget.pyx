@@ -70,12 +70,17 @@ cdef class BudgetRule(Rule):
 
     cdef void refresh(self, Engine e) noexcept nogil:
         cdef Py_ssize_t i, l, c
+        cdef double a
         for i in range(e.n):
             for c in range(e.R):
                 self.fS[i, c] = 0.0
-            for l in range(e.n):
-                for c in range(e.R):
-                    self.fS[i, c] += e.alpha[l, c] * e.gram[l, i]
+        # By member l outermost: each fS[i, c] still sums its terms in the
+        # order of l, and the inner loop runs along a row of the Gram matrix.
+        for l in range(e.n):
+            for c in range(e.R):
+                a = e.alpha[l, c]
+                for i in range(e.n):
+                    self.fS[i, c] += a * e.gram[l, i]
 
     cdef void on_add(self, Engine e) noexcept nogil:
         cdef Py_ssize_t i, l, c, p = e.n - 1
