@@ -148,7 +148,7 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         # is not positive semi-definite): by the size of each function.
         size = np.sqrt(np.einsum("ij,ij->i", coef, coef) * np.abs(kxx))
         S = np.sort(np.argsort(-size, kind="stable")[:budget])
-        K_S = _kernel_block(kernel, kernel_code, rows[S], rows)
+        K_S = _kernel_block(kernel, kernel_code, _rows(rows, S), rows)
     kept = _refit(K_S, S, coef, ridge)
     for larger in (1e2, 1e4):
         # A Gram matrix that rounding leaves barely indefinite (a kernel
@@ -166,7 +166,7 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
             stacklevel=2,
         )
         kept = coef[S]
-    return rows[S], kept, idx[S]
+    return _rows(rows, S), kept, idx[S]
 
 
 def _conversion(average):
@@ -304,7 +304,7 @@ class _AveragingMixin:
         # hypothesis of the average.
         used = np.flatnonzero(np.any(coef != 0, axis=1))
         if used.size < idx.size:
-            sv, idx, coef = sv[used], idx[used], coef[used]
+            sv, idx, coef = _rows(sv, used), idx[used], coef[used]
         if self._bounded_pool and compress_pool:
             sv, coef, idx = compress(sv, coef, idx, self._kernel, self._kernel_code, self.budget)
         return sv, idx, np.ascontiguousarray(coef.T) / t
