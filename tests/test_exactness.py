@@ -426,3 +426,61 @@ def test_rows_of_csr_are_those_of_scipy_indexing():
             assert type(got) is type(expected) and got.shape == expected.shape
             for name in ("data", "indices", "indptr"):
                 assert np.array_equal(getattr(got, name), getattr(expected, name))
+
+
+def _omp_reference(K, coef, budget, tol):
+    """Kernel orthogonal matching pursuit written out in Python, each sum in
+    the order of omp_select (``_pool.pyx``): the selection it must give."""
+    n, R = coef.shape
+    budget = min(budget, n)
+    L = np.zeros((max(budget, 1), n))
+    r = K @ coef
+    resid = np.diag(K).copy()
+    taken = np.zeros(n, dtype=bool)
+    chosen = []
+    for s in range(budget):
+        p, best = -1, -1.0
+        for j in range(n):
+            if taken[j] or not resid[j] > tol:
+                continue
+            gain = 0.0
+            for c in range(R):
+                gain += r[j, c] * r[j, c]
+            gain = gain / resid[j]
+            if gain > best:
+                p, best = j, gain
+        if p < 0:
+            break
+        row = K[p].copy()
+        for q in range(s):
+            row -= L[q] * L[q, p]
+        L[s] = row / np.sqrt(resid[p])
+        proj = np.zeros(R)
+        for c in range(R):
+            for j in range(n):
+                proj[c] += coef[j, c] * L[s, j]
+        resid -= L[s] * L[s]
+        r -= L[s][:, None] * proj[None, :]
+        taken[p] = True
+        chosen.append(p)
+    return np.sort(np.array(chosen, dtype=np.intp))
+
+
+def test_omp_select_is_the_written_out_pursuit():
+    # The compiled Gram-Schmidt step subtracts several kept directions per
+    # pass over the new one: the same arithmetic, so the same members kept,
+    # over budgets below and above the four directions of a pass.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._pool import omp_select
+
+    rng = np.random.RandomState(7)
+    for trial in range(12):
+        n = rng.randint(1, 60)
+        X = rng.standard_normal((n, rng.randint(1, 4))) * rng.choice([0.3, 1.0, 3.0])
+        X[rng.randint(n)] = X[0]  # a repeated row: a residual of zero
+        K = rbf_kernel(X, X, gamma=rng.uniform(0.05, 2.0))
+        coef = rng.standard_normal((n, rng.choice([1, 3])))
+        for budget in (1, 3, 4, 9, 30):
+            expected = _omp_reference(K, coef, budget, 1e-10)
+            assert np.array_equal(omp_select(K, coef, budget, 1e-10), expected)
