@@ -484,3 +484,40 @@ def test_omp_select_is_the_written_out_pursuit():
         for budget in (1, 3, 4, 9, 30):
             expected = _omp_reference(K, coef, budget, 1e-10)
             assert np.array_equal(omp_select(K, coef, budget, 1e-10), expected)
+
+
+def _member_score(alpha, gram, n, i):
+    """sum_m alpha_m k(x_m, x_i) over the first ``n`` members, term by term in
+    the order of m (Python floats: one rounding per product and per sum)."""
+    out = [0.0] * alpha.shape[1]
+    for m in range(n):
+        for c in range(alpha.shape[1]):
+            out[c] += float(alpha[m, c]) * float(gram[m, i])
+    return out
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_budget_perceptron_member_scores_are_the_sums_of_their_definition(n_classes):
+    # The Budget Perceptron keeps the members' scores f(x_i) = sum_m
+    # alpha_m k(x_m, x_i): exactly recomputed every max(budget, 16) changes,
+    # and a new member's computed afresh. Both must be these sums, term by
+    # term in the order of m, to the bit.
+    from sklearn_budget import BudgetPerceptron
+
+    X, y = make_stream(600, n_classes, sparse=False, seed=11)
+    est = BudgetPerceptron(budget=16, gamma=0.5, average=False, random_state=0)
+    classes = np.unique(y)
+    refreshes = fresh = 0
+    for start in range(0, X.shape[0], 5):
+        est.partial_fit(X[start : start + 5], y[start : start + 5], classes=classes)
+        state = est._state
+        n, t = int(state["counters"][0]), int(state["counters"][1])
+        alpha, gram, fS = state["alpha"], state["gram"], state["fS"]
+        if state["budget_ints"][0] == 0 and n:
+            refreshes += 1
+            for i in range(n):
+                assert list(fS[i]) == _member_score(alpha, gram, n, i)
+        elif n and state["born"][n - 1] == t:
+            fresh += 1
+            assert list(fS[n - 1]) == _member_score(alpha, gram, n, n - 1)
+    assert refreshes and fresh
