@@ -60,7 +60,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ._kernels import kernel_values, single_blas_thread
+from ._kernels import kernel_values, pool_kernel, single_blas_thread
 from ._pool import average_finite, omp_select
 from ._rounds import _rows, _vstack
 
@@ -98,7 +98,7 @@ def _kernel_block(kernel, kernel_code, X, Z):
     """``kernel(X, Z)`` by BLAS, or by differences where that overflows; raises
     if the values are not finite (rows too large for the kernel)."""
     with np.errstate(all="ignore"):
-        K = np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
+        K = np.ascontiguousarray(pool_kernel(kernel, X, Z), dtype=np.float64)
         finite = np.isfinite(K).all()
         if not finite and kernel_code is not None:
             K = kernel_values(kernel, kernel_code, X, Z)
@@ -169,7 +169,7 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         # the projection in the kernel's space.
         size = np.sqrt(np.einsum("ij,ij->i", coef, coef) * np.abs(kxx))
         S = np.sort(np.argsort(-size, kind="stable")[:budget])
-        K_S = _kernel_block(kernel, kernel_code, rows[S], rows)
+        K_S = _kernel_block(kernel, kernel_code, _rows(rows, S), rows)
         normal, rhs, ridge = K_S[:, S], K_S @ coef, RIDGE * kmax
     kept = None
     for larger in (1.0, 1e2, 1e4):
@@ -189,7 +189,7 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
             stacklevel=2,
         )
         kept = coef[S]
-    return rows[S], kept, idx[S]
+    return _rows(rows, S), kept, idx[S]
 
 
 def _conversion(average):
@@ -327,7 +327,7 @@ class _AveragingMixin:
         # hypothesis of the average.
         used = np.flatnonzero(np.any(coef != 0, axis=1))
         if used.size < idx.size:
-            sv, idx, coef = sv[used], idx[used], coef[used]
+            sv, idx, coef = _rows(sv, used), idx[used], coef[used]
         if self._bounded_pool and compress_pool:
             sv, coef, idx = compress(sv, coef, idx, self._kernel, self._kernel_code, self.budget)
         return sv, idx, np.ascontiguousarray(coef.T) / t

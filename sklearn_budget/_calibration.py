@@ -20,6 +20,7 @@ import numpy as np
 from ._kernels import _nonfinite_scores
 from ._margins import MarginBins, average_margins, fit_temperature
 from ._margins import log_probabilities as _log_probabilities
+from ._rounds import _rows
 
 # The last scale fitted for each estimator: the next fit starts from it (a
 # one-row update moves it little). Kept beside the estimator, not in it, so
@@ -186,11 +187,11 @@ class _CalibrationMixin:
         prefix = np.full(rows.size, n0, dtype=np.int64)
         if retired is not None:
             _, racc, rX, rcol, rt = retired
-            members = self._stack([members, rX if self._dense else Z[rcol]])
+            members = self._stack([members, rX if self._dense else _rows(Z, rcol)])
             coef = np.concatenate([coef, racc])
             prefix += np.searchsorted(rt, rounds[rows], side="left")
         live = np.ascontiguousarray(engine.live_averages(start, stop)[rows])
-        Xr = Xb[start + rows]
+        Xr = _rows(Xb, start + rows)
         # The kernel values of _kernel_matrix, then the scores and margins
         # of the compiled one-row path (the pool summed in its order).
         with np.errstate(all="ignore"):  # overflow: non-finite scores, reported

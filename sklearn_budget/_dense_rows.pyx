@@ -7,7 +7,8 @@ give the kernel values of the *direct* path of the round loop, computed
 from differences of the rows; :func:`kernel_block` gives the same values
 for a block of rows, row by row, so that every kernel value of a dense
 stream has one arithmetic. :func:`sparse_rbf_exponents` gives the
-exponents of the rbf kernel of CSR rows, as scikit-learn computes them.
+exponents of the rbf kernel of CSR rows, as scikit-learn computes them, and
+:func:`dense_rbf_exponents` those of dense rows from their products.
 """
 
 # Authors: The sklearn-budget developers
@@ -76,7 +77,7 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
     cdef const Py_ssize_t[::1] zi = np.asarray(Z.indices, dtype=np.intp)
     cdef const Py_ssize_t[::1] zp = np.asarray(Z.indptr, dtype=np.intp)
     cdef Py_ssize_t n = X.shape[0], m = Z.shape[0], i, j, e, f, k, lim = m
-    cdef double a, v, g = -gamma
+    cdef double a, g = -gamma
     out = np.zeros((n, m))
     cdef double[:, ::1] K = out
     cdef double[::1] xx = np.zeros(n)
@@ -139,16 +140,37 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
                 lim = min(m, lower + (i // chunk + 1) * chunk)
                 for j in range(lim, m):
                     K[i, j] = NAN
-            for j in range(lim):
-                v = -2.0 * K[i, j]
-                v = v + xx[i]
-                v = v + zz[j]
-                if v < 0.0:  # NaN and -0.0 kept, as numpy's maximum keeps them
-                    v = 0.0
-                if same and i == j:
-                    v = 0.0
-                K[i, j] = v * g
+            rbf_exponents(&K[i, 0], lim, i, xx[i], &zz[0], same, g)
     return out
+
+
+cdef inline void rbf_exponents(double* k, Py_ssize_t m, Py_ssize_t i, double xxi,
+                               const double* zz, bint same, double g) noexcept nogil:
+    """Row ``i`` of products ``k[j] = x_i . z_j`` made the rbf exponents,
+    in the order of scikit-learn's ``euclidean_distances`` and ``rbf_kernel``:
+    ``(-2 x.z + ||x||^2) + ||z||^2``, negatives set to zero, zero on the
+    diagonal if ``same``, times ``g = -gamma``."""
+    cdef Py_ssize_t j
+    cdef double v
+    for j in range(m):  # without branches, so that the compiler vectorizes it
+        v = (-2.0 * k[j] + xxi) + zz[j]
+        # NaN and -0.0 kept, as numpy's maximum keeps them.
+        k[j] = (0.0 if v < 0.0 else v) * g
+    if same and i < m:
+        k[i] = 0.0 * g
+
+
+def dense_rbf_exponents(double[:, ::1] K, const double[::1] xx, const double[::1] zz,
+                        double gamma, bint same):
+    """The products ``K = X @ Z.T`` of dense rows made, in place, the
+    exponents of scikit-learn's ``rbf_kernel`` (``xx``, ``zz``: the squared
+    norms of the rows of ``X`` and ``Z``; ``same``: ``Z`` is ``X``)."""
+    cdef Py_ssize_t i, m = K.shape[1]
+    if m == 0:
+        return
+    with nogil:
+        for i in range(K.shape[0]):
+            rbf_exponents(&K[i, 0], m, i, xx[i], &zz[0], same, -gamma)
 
 
 cdef bint load_row(double[:, ::1] out, const double[:, :] X) noexcept:

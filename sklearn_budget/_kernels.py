@@ -16,7 +16,7 @@ from sklearn.utils import gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from threadpoolctl import ThreadpoolController
 
-from ._dense_rows import kernel_block, sparse_rbf_exponents
+from ._dense_rows import dense_rbf_exponents, kernel_block, sparse_rbf_exponents
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
 
@@ -150,6 +150,36 @@ def _sparse_rbf(X, Y, gamma):
     set.
     """
     K = sparse_rbf_exponents(X, Y, gamma, Y is X)
+    np.exp(K, out=K)
+    return K
+
+
+def _is_dense64(X):
+    return type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[1] > 0
+
+
+def _dense_rbf(X, Y, gamma):
+    """``rbf_kernel(X, Y, gamma=gamma)`` of float64 arrays, the same bits, or
+    None for rows whose values could overflow.
+
+    scikit-learn's product ``X @ Y.T`` (the same BLAS call) and squared
+    norms, then its elementwise steps fused into one compiled pass
+    (:func:`~sklearn_budget._dense_rows.dense_rbf_exponents`) and its
+    ``exp``, without the validation of ``pairwise_kernels`` and four passes
+    over the matrix: most of the time of the small blocks of the averaged
+    model (the Gram matrix of its pool, hundreds of rows in low dimension).
+    Only for rows whose every step stays finite (``|x.z| <= ||x|| ||z||``):
+    the others, or rows that are not finite, take scikit-learn's path, its
+    errors and its warnings.
+    """
+    with np.errstate(all="ignore"):
+        xx = np.einsum("ij,ij->i", X, X)
+        yy = xx if Y is X else np.einsum("ij,ij->i", Y, Y)
+        bound = (np.sqrt(xx.max()) + np.sqrt(yy.max())) ** 2 * (1.0 + abs(gamma))
+    if not bound < 1e300:
+        return None
+    K = X @ Y.T
+    dense_rbf_exponents(K, xx, yy, gamma, Y is X)
     np.exp(K, out=K)
     return K
 
@@ -355,6 +385,16 @@ class _KernelStateMixin:
         if isinstance(state.get("_kernel"), dict):
             state = dict(state, _kernel=Kernel(**state["_kernel"]))
         super().__setstate__(state)
+
+
+def pool_kernel(kernel, X, Z):
+    """``kernel(X, Z)``, the same bits, with the rbf kernel of dense rows by
+    :func:`_dense_rbf`: the kernel blocks of the averaged model's pool."""
+    if kernel.kernel == "rbf" and _is_dense64(X) and _is_dense64(Z) and X.shape[1] == Z.shape[1]:
+        K = _dense_rbf(X, Z, kernel.gamma)
+        if K is not None:
+            return K
+    return kernel(X, Z)
 
 
 def kernel_values(kernel, kernel_code, X, Z):

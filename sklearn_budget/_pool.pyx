@@ -34,7 +34,7 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
     """
     cdef Py_ssize_t n = K.shape[0], R = coef.shape[1]
     cdef Py_ssize_t s, j, q, c, p, m = 0
-    cdef double best, gain, piv, a, x
+    cdef double best, gain, piv, a, x, x1, x2, x3
     budget = min(budget, n)
     cdef double[:, ::1] L = np.zeros((max(budget, 1), n))
     cdef double[::1] resid = np.empty(n)
@@ -66,10 +66,23 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
             piv = sqrt(resid[p])
             for j in range(n):
                 L[s, j] = K[p, j]
-            for q in range(s):
+            # Subtracted in the order of q, four rows per pass over row s
+            # (a quarter of its loads and stores).
+            q = 0
+            while q + 4 <= s:
+                x = L[q, p]
+                x1 = L[q + 1, p]
+                x2 = L[q + 2, p]
+                x3 = L[q + 3, p]
+                for j in range(n):
+                    L[s, j] = (((L[s, j] - L[q, j] * x) - L[q + 1, j] * x1)
+                               - L[q + 2, j] * x2) - L[q + 3, j] * x3
+                q += 4
+            while q < s:
                 x = L[q, p]
                 for j in range(n):
                     L[s, j] -= L[q, j] * x
+                q += 1
             for j in range(n):
                 L[s, j] /= piv
             for c in range(R):

@@ -70,12 +70,17 @@ cdef class BudgetRule(Rule):
 
     cdef void refresh(self, Engine e) noexcept nogil:
         cdef Py_ssize_t i, l, c
+        cdef double a
         for i in range(e.n):
             for c in range(e.R):
                 self.fS[i, c] = 0.0
-            for l in range(e.n):
-                for c in range(e.R):
-                    self.fS[i, c] += e.alpha[l, c] * e.gram[l, i]
+        # By member l outermost: each fS[i, c] still sums its terms in the
+        # order of l, and the inner loop runs along a row of the Gram matrix.
+        for l in range(e.n):
+            for c in range(e.R):
+                a = e.alpha[l, c]
+                for i in range(e.n):
+                    self.fS[i, c] += a * e.gram[l, i]
 
     cdef void on_add(self, Engine e) noexcept nogil:
         cdef Py_ssize_t i, l, c, p = e.n - 1
@@ -90,9 +95,11 @@ cdef class BudgetRule(Rule):
                 self.fS[i, c] += e.alpha[p, c] * e.k[i]
         for c in range(e.R):
             self.fS[p, c] = 0.0
+        # Column p of the Gram matrix is the round's kernel row (add_member
+        # wrote both): read contiguously.
         for l in range(e.n):
             for c in range(e.R):
-                self.fS[p, c] += e.alpha[l, c] * e.gram[l, p]
+                self.fS[p, c] += e.alpha[l, c] * e.k[l]
 
     cdef void remove(self, Engine e, Py_ssize_t pos) noexcept nogil:
         cdef Py_ssize_t i, c, last = e.n - 1
@@ -119,7 +126,10 @@ cdef class BudgetRule(Rule):
         cdef Py_ssize_t i, best = -1
         cdef double sc, top = -INFINITY, tol = e.tie_tol(self.rtol)
         for i in range(e.n):
-            sc = self.removal_score(e, i)
+            if e.R == 1:  # removal_score of two classes, without the call
+                sc = self.label[i] * (self.fS[i, 0] - e.alpha[i, 0] * e.kdiag[i])
+            else:
+                sc = self.removal_score(e, i)
             self.score[i] = sc
             if sc > top:
                 top = sc

@@ -344,6 +344,47 @@ def test_sparse_rbf_gives_the_bits_of_rbf_kernel(same):
             assert np.all(np.diag(got) == 1.0)
 
 
+@pytest.mark.parametrize("same", [False, True])
+def test_dense_rbf_gives_the_bits_and_warnings_of_rbf_kernel(same):
+    # The rbf kernel of dense float64 rows of the averaged model's pool is
+    # computed without pairwise_kernels' validation, its elementwise steps
+    # in one compiled pass: the same values to the bit (the zero distance of a row to itself
+    # when X is Y included), and for rows that overflow scikit-learn's own
+    # path, with its warnings.
+    import warnings
+
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._kernels import Kernel, _dense_rbf, pool_kernel
+
+    rng = np.random.RandomState(0)
+    for trial in range(60):
+        d = rng.randint(1, 60)
+        scale = [1e-3, 1.0, 40.0, 1e160][trial % 4]
+        X = scale * rng.standard_normal((rng.randint(1, 40), d))
+        X[rng.randint(X.shape[0])] = X[0]  # equal rows: distance 0, or rounded below
+        Y = X if same else scale * rng.standard_normal((rng.randint(1, 30), d))
+        if trial % 5 == 0:
+            Y = Y if same else np.asfortranarray(Y)
+        gamma = [0.02, 0.7, 5.0][trial % 3]
+        with warnings.catch_warnings(record=True) as got_warned:
+            warnings.simplefilter("always")
+            got = pool_kernel(Kernel("rbf", gamma=gamma), X, Y)
+        with warnings.catch_warnings(record=True) as expected_warned:
+            warnings.simplefilter("always")
+            expected = rbf_kernel(X, Y, gamma=gamma)
+        assert np.array_equal(got, expected, equal_nan=True)
+        assert [str(w.message) for w in got_warned] == [str(w.message) for w in expected_warned]
+        if same:
+            assert np.all(np.diag(got) == 1.0)
+        # The compiled pass gave them, unless they overflow.
+        assert (_dense_rbf(X, Y, gamma) is None) == (scale > 1e100)
+    # Rows sklearn refuses keep its error.
+    X = np.array([[0.0, np.nan]])
+    with pytest.raises(ValueError, match="NaN"):
+        pool_kernel(Kernel("rbf", gamma=1.0), X, X)
+
+
 def test_rounds_block_of_sparse_rows_gives_the_values_the_rounds_read():
     # A block of rounds reads row j against the members and the block's rows
     # up to j: those values are rbf_kernel's to the bit; the others, never
@@ -385,3 +426,98 @@ def test_rows_of_csr_are_those_of_scipy_indexing():
             assert type(got) is type(expected) and got.shape == expected.shape
             for name in ("data", "indices", "indptr"):
                 assert np.array_equal(getattr(got, name), getattr(expected, name))
+
+
+def _omp_reference(K, coef, budget, tol):
+    """Kernel orthogonal matching pursuit written out in Python, each sum in
+    the order of omp_select (``_pool.pyx``): the selection it must give."""
+    n, R = coef.shape
+    budget = min(budget, n)
+    L = np.zeros((max(budget, 1), n))
+    r = K @ coef
+    resid = np.diag(K).copy()
+    taken = np.zeros(n, dtype=bool)
+    chosen = []
+    for s in range(budget):
+        p, best = -1, -1.0
+        for j in range(n):
+            if taken[j] or not resid[j] > tol:
+                continue
+            gain = 0.0
+            for c in range(R):
+                gain += r[j, c] * r[j, c]
+            gain = gain / resid[j]
+            if gain > best:
+                p, best = j, gain
+        if p < 0:
+            break
+        row = K[p].copy()
+        for q in range(s):
+            row -= L[q] * L[q, p]
+        L[s] = row / np.sqrt(resid[p])
+        proj = np.zeros(R)
+        for c in range(R):
+            for j in range(n):
+                proj[c] += coef[j, c] * L[s, j]
+        resid -= L[s] * L[s]
+        r -= L[s][:, None] * proj[None, :]
+        taken[p] = True
+        chosen.append(p)
+    return np.sort(np.array(chosen, dtype=np.intp))
+
+
+def test_omp_select_is_the_written_out_pursuit():
+    # The compiled Gram-Schmidt step subtracts several kept directions per
+    # pass over the new one: the same arithmetic, so the same members kept,
+    # over budgets below and above the four directions of a pass.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._pool import omp_select
+
+    rng = np.random.RandomState(7)
+    for trial in range(12):
+        n = rng.randint(1, 60)
+        X = rng.standard_normal((n, rng.randint(1, 4))) * rng.choice([0.3, 1.0, 3.0])
+        X[rng.randint(n)] = X[0]  # a repeated row: a residual of zero
+        K = rbf_kernel(X, X, gamma=rng.uniform(0.05, 2.0))
+        coef = rng.standard_normal((n, rng.choice([1, 3])))
+        for budget in (1, 3, 4, 9, 30):
+            expected = _omp_reference(K, coef, budget, 1e-10)
+            assert np.array_equal(omp_select(K, coef, budget, 1e-10), expected)
+
+
+def _member_score(alpha, gram, n, i):
+    """sum_m alpha_m k(x_m, x_i) over the first ``n`` members, term by term in
+    the order of m (Python floats: one rounding per product and per sum)."""
+    out = [0.0] * alpha.shape[1]
+    for m in range(n):
+        for c in range(alpha.shape[1]):
+            out[c] += float(alpha[m, c]) * float(gram[m, i])
+    return out
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_budget_perceptron_member_scores_are_the_sums_of_their_definition(n_classes):
+    # The Budget Perceptron keeps the members' scores f(x_i) = sum_m
+    # alpha_m k(x_m, x_i): exactly recomputed every max(budget, 16) changes,
+    # and a new member's computed afresh. Both must be these sums, term by
+    # term in the order of m, to the bit.
+    from sklearn_budget import BudgetPerceptron
+
+    X, y = make_stream(600, n_classes, sparse=False, seed=11)
+    est = BudgetPerceptron(budget=16, gamma=0.5, average=False, random_state=0)
+    classes = np.unique(y)
+    refreshes = fresh = 0
+    for start in range(0, X.shape[0], 5):
+        est.partial_fit(X[start : start + 5], y[start : start + 5], classes=classes)
+        state = est._state
+        n, t = int(state["counters"][0]), int(state["counters"][1])
+        alpha, gram, fS = state["alpha"], state["gram"], state["fS"]
+        if state["budget_ints"][0] == 0 and n:
+            refreshes += 1
+            for i in range(n):
+                assert list(fS[i]) == _member_score(alpha, gram, n, i)
+        elif n and state["born"][n - 1] == t:
+            fresh += 1
+            assert list(fS[n - 1]) == _member_score(alpha, gram, n, n - 1)
+    assert refreshes and fresh
