@@ -160,3 +160,22 @@ def test_sparse_input_with_64_bit_indices(name):
     assert X64.indices.dtype == np.int64  # the caller's matrix is untouched
     clf = KernelPerceptron(kernel=name, gamma=0.3).fit(X64, np.arange(30) % 2)
     np.testing.assert_array_equal(clf.predict(X64), clf.predict(X.toarray()))
+
+
+def test_single_blas_thread_limits_numpys_blas():
+    # The averaged models and the rounds run their small products inside
+    # single_blas_thread(), so that a model has the same bits in any process
+    # (a cluster's workers run BLAS on one thread). A threadpoolctl that does
+    # not find numpy's BLAS (3.1 with the OpenBLAS numpy 2 ships) applies
+    # no limit, silently: the products then split their sums over threads.
+    from threadpoolctl import threadpool_info
+
+    from sklearn_budget._kernels import single_blas_thread
+
+    np.ones((2, 2)) @ np.ones((2, 2))  # numpy's BLAS loaded
+    blas = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]
+    assert blas, "threadpoolctl finds no BLAS library: it cannot limit numpy's"
+    with single_blas_thread():
+        assert all(
+            lib["num_threads"] == 1 for lib in threadpool_info() if lib["user_api"] == "blas"
+        )
