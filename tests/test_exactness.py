@@ -439,18 +439,16 @@ def _omp_reference(K, coef, budget, tol):
     taken = np.zeros(n, dtype=bool)
     chosen = []
     for s in range(budget):
-        p, best = -1, -1.0
-        for j in range(n):
-            if taken[j] or not resid[j] > tol:
-                continue
-            gain = 0.0
-            for c in range(R):
-                gain += r[j, c] * r[j, c]
-            gain = gain / resid[j]
-            if gain > best:
-                p, best = j, gain
-        if p < 0:
+        # The gain of each candidate, its sum over the outputs in their
+        # order; the first of the largest gains is kept.
+        gains = {
+            j: sum((r[j, c] * r[j, c] for c in range(R)), 0.0) / resid[j]
+            for j in range(n)
+            if not taken[j] and resid[j] > tol
+        }
+        if not gains:
             break
+        p = max(gains, key=lambda j: (gains[j], -j))
         row = K[p].copy()
         for q in range(s):
             row -= L[q] * L[q, p]
