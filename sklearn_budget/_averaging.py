@@ -234,12 +234,12 @@ class _AveragingMixin:
             return None
         return POOL_FACTOR * self.budget - int(self._state["pool_n"][0])
 
-    def _fold_retired(self, retired, Z):
-        """Append the members that left (``engine.retired()``) to the pool,
-        and compress it if it is due. ``Z``: the block's kernel columns
-        (sparse streams).
+    def _fold_retired(self, retired):
+        """Append the members that left (``engine.retired()``, with the rows
+        of the members of a sparse stream) to the pool, and compress it if it
+        is due.
         """
-        ridx, racc, rX, rcol = retired[:4]
+        ridx, racc, rX = retired[:3]
         self._before_change("pool_")
         state = self._state
         n, m = int(state["pool_n"][0]), ridx.shape[0]
@@ -252,7 +252,7 @@ class _AveragingMixin:
                     state[name] = grown
             state["pool_X"][n : n + m] = rX
         else:
-            self._pool_X = _vstack(self._pool_X, _rows(Z, rcol))
+            self._pool_X = _vstack(self._pool_X, rX)
             for name in ("pool_coef", "pool_idx"):
                 state[name] = state[name][:n]
         if self._dense:

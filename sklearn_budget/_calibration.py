@@ -163,7 +163,7 @@ class _CalibrationMixin:
         """
         record_margins(self._state, margins, cls, w, rounds)
 
-    def _segment_margins(self, engine, Xb, yb, start, stop, retired, Z):
+    def _segment_margins(self, engine, Xb, yb, start, stop, retired):
         """Margins of the rounds of rows ``start:stop`` of the block that are
         recorded (every ``AVERAGE_EVERY``-th of the stream) under the average
         of the hypotheses up to each round, before its update.
@@ -171,8 +171,8 @@ class _CalibrationMixin:
         The current members' part comes from the engine
         (``Engine.live_averages``); the pool's is that of the pool at the
         segment's start followed by the members that left during the segment
-        before the round (``retired``, from ``engine.retired()``; ``Z``: the
-        block's kernel columns, sparse streams), as the pool holds them when
+        before the round (``retired``: ``engine.retired()``, with the rows of
+        the members of a sparse stream), as the pool holds them when
         the rounds are played one at a time. Returns the rows (within the
         block) and their margins.
         """
@@ -186,8 +186,8 @@ class _CalibrationMixin:
         members, coef = self._pool_rows(), state["pool_coef"][:n0]
         prefix = np.full(rows.size, n0, dtype=np.int64)
         if retired is not None:
-            _, racc, rX, rcol, rt = retired
-            members = self._stack([members, rX if self._dense else _rows(Z, rcol)])
+            _, racc, rX, _, rt = retired
+            members = self._stack([members, rX])
             coef = np.concatenate([coef, racc])
             prefix += np.searchsorted(rt, rounds[rows], side="left")
         live = np.ascontiguousarray(engine.live_averages(start, stop)[rows])

@@ -301,7 +301,7 @@ class _OneRowPath:
                 retired = fast.engine.retired()
             if retired is not None:
                 tx.track_lazy_arrays()
-                est._fold_retired(retired, None)
+                est._fold_retired(retired)
                 fast.engine.clear_retired()
             if hooks == "python":
                 est._block_end(rule, fast.row, None)

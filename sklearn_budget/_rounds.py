@@ -259,10 +259,15 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
             end = engine.stopped_at
             engine.store_counters(est._state)
             retired = engine.retired()
+            if retired is not None and not est._dense:
+                # A sparse stream's members that left, as rows (the engine
+                # keeps their block columns): gathered once, for the margins
+                # and for the pool.
+                retired = retired[:2] + (_rows(Z, retired[3]),) + retired[3:]
             if average_margins:
-                scored.append(est._segment_margins(engine, Xb, yb, pos, end, retired, Z))
+                scored.append(est._segment_margins(engine, Xb, yb, pos, end, retired))
             if retired is not None:
-                est._fold_retired(retired, Z)
+                est._fold_retired(retired)
                 engine.clear_retired()
             pos = end
         if calibrate:
