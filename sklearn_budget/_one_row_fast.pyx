@@ -171,7 +171,7 @@ cdef class OneRow:
         self.gram_journal = engine.keep_gram and "gram" in undo_names
         if self.gram_journal:
             undo_names = [name for name in undo_names if name != "gram"] + ["gram"]
-            rows = max(0, min(GRAM_JOURNAL_ROWS, 4))  # Engine.jn_pos holds 4
+            rows = min(GRAM_JOURNAL_ROWS, 4)  # Engine.jn_pos holds 4
             engine.jn_row = np.zeros((rows, state["gram"].shape[0]))
             engine.jn_col = np.zeros((rows, state["gram"].shape[0]))
         self.copies = []

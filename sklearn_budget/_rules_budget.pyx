@@ -15,6 +15,13 @@ import numpy as np
 from ._engine cimport Engine, Rule, margin_of
 
 
+cdef inline double _two_class_removal_score(double label, double f, double alpha,
+                                            double kxx) noexcept nogil:
+    """Margin of a member of two classes under the hypothesis without its own
+    term: ``y (f(x) - alpha k(x, x))``."""
+    return label * (f - alpha * kxx)
+
+
 cdef class BudgetRule(Rule):
     """Weston et al. Fig. 1 with the removal of Crammer et al. (``tighter=False``)
     or of Fig. 3 on the support set (``tighter=True``).
@@ -116,7 +123,8 @@ cdef class BudgetRule(Rule):
         """Margin of member ``i`` under the hypothesis without its own term."""
         cdef Py_ssize_t c, rr = 0
         if e.R == 1:
-            return self.label[i] * (self.fS[i, 0] - e.alpha[i, 0] * e.kdiag[i])
+            return _two_class_removal_score(self.label[i], self.fS[i, 0], e.alpha[i, 0],
+                                            e.kdiag[i])
         for c in range(e.R):
             self.g[c] = self.fS[i, c] - e.alpha[i, c] * e.kdiag[i]
         return margin_of(&self.g[0], self.label[i], e.R, &rr)
@@ -126,8 +134,9 @@ cdef class BudgetRule(Rule):
         cdef Py_ssize_t i, best = -1
         cdef double sc, top = -INFINITY, tol = e.tie_tol(self.rtol)
         for i in range(e.n):
-            if e.R == 1:  # removal_score of two classes, without the call
-                sc = self.label[i] * (self.fS[i, 0] - e.alpha[i, 0] * e.kdiag[i])
+            if e.R == 1:  # removal_score of two classes, inlined
+                sc = _two_class_removal_score(self.label[i], self.fS[i, 0], e.alpha[i, 0],
+                                              e.kdiag[i])
             else:
                 sc = self.removal_score(e, i)
             self.score[i] = sc
