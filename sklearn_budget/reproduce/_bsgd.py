@@ -151,8 +151,8 @@ MARGIN_METHODS = ("MP+stop", "MP+random")
 class _MarginPerceptron:
     """MP+stop or MP+random of the paper's Table 3, on two classes.
 
-    The kernel Perceptron with the update ``f += y k(x, .)`` whenever the
-    margin ``y f(x)`` is at most ``beta``, played one row at a time. Once
+    The rbf kernel Perceptron with the update ``f += y k(x, .)`` whenever
+    the margin ``y f(x)`` is at most ``beta``, played one row at a time. Once
     ``budget`` members are held, MP+stop makes no more updates, and MP+random
     first removes the member of rank ``rng.randint(budget)`` in insertion
     order, the draws of ``RandomizedBudgetPerceptron`` (its Notes): at
@@ -557,8 +557,10 @@ def cell(
     n_runs = 1 if method == "SVC" and DATASETS[name]["split"] is None else len(splits)
     acc = []
     for r in range(n_runs):
-        value = 1.0 / (alpha * splits[r][0].shape[0]) if method == "SVC" else alpha
-        value = beta if method in MARGIN_METHODS else value
+        if method == "SVC":
+            value = 1.0 / (alpha * splits[r][0].shape[0])
+        else:
+            value = beta if method in MARGIN_METHODS else alpha
         acc.append(_one_pass(method, budget, gamma, value, seed + r, *splits[r])["accuracy"])
     mean, std = _mean_std(acc)
     return float(mean), float(std)
