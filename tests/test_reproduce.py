@@ -17,6 +17,7 @@ from sklearn_budget import (
     BudgetPerceptron,
     KernelPerceptron,
     Projectron,
+    RandomizedBudgetPerceptron,
     Stoptron,
     TighterBudgetPerceptron,
 )
@@ -261,6 +262,61 @@ def test_bsgd_table3_cell(data_env):
     assert rbsgd.cell("Banana", "BSGD removal", 100, alpha=1e-3, gamma_factor=4)[0] != mean
     mean, std = rbsgd.cell("Banana", "SVC", alpha=1e-3)
     assert f"{mean:.2f}" == "91.06" and std > 0
+
+
+def test_bsgd_margin_perceptrons_at_zero_margin_are_ours():
+    # At beta = 0 the paper's MP+stop and MP+random update on mistakes: our
+    # Stoptron and RBP (last hypothesis), the same removals draw for draw.
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 2)
+    y = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.randn(300) > 0, "b", "a")
+    classes = np.unique(y)
+    for method, est in {
+        "MP+stop": Stoptron(budget=20, gamma=1.0, average=False),
+        "MP+random": RandomizedBudgetPerceptron(
+            budget=20, gamma=1.0, average=False, random_state=3
+        ),
+    }.items():
+        est.partial_fit(X, y, classes=classes)
+        mp = rbsgd._estimator(method, 20, 1.0, 0.0, 3).partial_fit(X, y, classes=classes)
+        assert est.n_mistakes_ > 60  # many removals for MP+random
+        np.testing.assert_array_equal(mp.support_, est.support_)
+        np.testing.assert_array_equal(mp.predict(X), est.predict(X))
+        assert mp.score(X, y) == est.score(X, y)
+
+
+def test_bsgd_margin_perceptrons_update_on_margin_errors():
+    # Three copies of one row of class 1, then a far row of class -1 (k = 0
+    # to it): f at the copies is 0, 1, 2 times k(x, x) = 1.
+    X = np.array([[0.0], [0.0], [0.0], [30.0]])
+    y = np.array([1, 1, 1, -1])
+    classes = np.array([-1, 1])
+
+    def support(method, budget, beta):
+        mp = rbsgd._estimator(method, budget, 1.0, beta, 0)
+        return mp.partial_fit(X, y, classes=classes).support_.tolist()
+
+    assert support("MP+stop", 5, 0.0) == [0, 3]  # only mistakes
+    assert support("MP+stop", 5, 1.5) == [0, 1, 3]  # margin 1 <= 1.5, not 2
+    assert support("MP+random", 5, 1.5) == [0, 1, 3]
+    assert support("MP+stop", 2, 1.5) == [0, 1]  # full: no more updates
+    kept = support("MP+random", 2, 1.5)  # full: one of 0 and 1 leaves for 3
+    assert len(kept) == 2 and kept[1] == 3 and kept[0] in (0, 1)
+    mp = rbsgd._estimator("MP+random", 5, 1.0, 1.5, 0).partial_fit(X, y, classes=classes)
+    np.testing.assert_array_equal(mp.predict(np.array([[0.1], [29.0]])), [1, -1])
+    with pytest.raises(ValueError, match="two classes; got 3"):
+        mp.partial_fit(X, np.array([0, 1, 2, 2]), classes=np.array([0, 1, 2]))
+
+
+def test_bsgd_table3_margin_cells(data_env):
+    # doc/reproduce.rst: Banana's RBP cell at B = 100 (80.72 +- 2.35 in the
+    # table) is MP+random at beta = 0, and reaches the paper's 87.54 with a
+    # margin and a narrower kernel together; MP+stop at beta = 0.5.
+    assert rbsgd.cell("Banana", "MP+random", 100) == rbsgd.cell("Banana", "RBP", 100)
+    mean, std = rbsgd.cell("Banana", "MP+random", 100, beta=2, gamma_factor=4)
+    assert (f"{mean:.2f}", f"{std:.2f}") == ("88.22", "0.81")
+    mean, std = rbsgd.cell("Banana", "MP+stop", 100, beta=0.5)
+    assert (f"{mean:.2f}", f"{std:.2f}") == ("87.56", "0.95")
 
 
 def test_bsgd_table3_new_data(data_env):

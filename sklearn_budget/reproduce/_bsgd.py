@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 from joblib import Parallel, delayed
+from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
@@ -142,6 +143,59 @@ PAPER = _paper_table(_PAPER_ROWS)
 OTHER_PROBLEM = ("Waveform",)
 
 
+# The paper's margin Perceptrons, for diagnosis (``cell``): not in the table,
+# whose Stoptron and RBP rows are the Perceptron versions.
+MARGIN_METHODS = ("MP+stop", "MP+random")
+
+
+class _MarginPerceptron:
+    """MP+stop or MP+random of the paper's Table 3, on two classes.
+
+    The rbf kernel Perceptron with the update ``f += y k(x, .)`` whenever
+    the margin ``y f(x)`` is at most ``beta``, played one row at a time. Once
+    ``budget`` members are held, MP+stop makes no more updates, and MP+random
+    first removes the member of rank ``rng.randint(budget)`` in insertion
+    order, the draws of ``RandomizedBudgetPerceptron`` (its Notes): at
+    ``beta = 0`` these are our ``Stoptron`` and ``RandomizedBudgetPerceptron``
+    with ``average=False``, draw for draw (``test_reproduce.py``).
+    """
+
+    def __init__(self, method, budget, gamma, beta, seed):
+        self.method, self.budget, self.gamma = method, budget, gamma
+        self.beta, self.seed = beta, seed
+
+    def _scores(self, X):
+        return rbf_kernel(X, self.support_vectors_, gamma=self.gamma) @ self.coef_
+
+    def partial_fit(self, X, y, classes):
+        if len(classes) != 2:
+            raise ValueError(f"{self.method} here takes two classes; got {len(classes)}.")
+        self.classes_ = np.asarray(classes)
+        signs = np.where(y == self.classes_[1], 1.0, -1.0)
+        rng = check_random_state(self.seed)
+        members = []  # rows of X, oldest first
+        for t, x in enumerate(X):
+            rows = X[members]
+            f = signs[members] @ np.exp(-self.gamma * ((rows - x) ** 2).sum(axis=1))
+            if signs[t] * f > self.beta:
+                continue
+            if len(members) == self.budget:
+                if self.method == "MP+stop":
+                    continue
+                del members[rng.randint(self.budget)]
+            members.append(t)
+        self.support_ = np.array(members, dtype=int)
+        self.support_vectors_ = X[self.support_]
+        self.coef_ = signs[self.support_]
+        return self
+
+    def predict(self, X):
+        return self.classes_[(self._scores(X) > 0).astype(int)]
+
+    def score(self, X, y):
+        return float(np.mean(self.predict(X) == y))
+
+
 def _estimator(method, budget, gamma, alpha, seed):
     if method.startswith("BSGD"):
         return BudgetedSGDClassifier(
@@ -152,12 +206,15 @@ def _estimator(method, budget, gamma, alpha, seed):
         return ProjectronPlusPlus(eta="adaptive", U=forgetron_U(budget), budget=budget, gamma=gamma)
     if method == "Stoptron":
         return Stoptron(budget=budget, gamma=gamma, average=False)
+    if method in MARGIN_METHODS:
+        return _MarginPerceptron(method, budget, gamma, alpha, seed)
     return RandomizedBudgetPerceptron(budget=budget, gamma=gamma, average=False, random_state=seed)
 
 
 def _one_pass(method, budget, gamma, alpha, seed, Xtr, ytr, Xte, yte):
     """Test accuracy (%) and support size after one pass over ``Xtr`` in its
-    order, or of the ``SVC`` (``method='SVC'``, ``alpha`` its ``C``)."""
+    order, or of the ``SVC`` (``method='SVC'``, ``alpha`` its ``C``); for
+    MP+stop and MP+random, ``alpha`` is the margin ``beta``."""
     tic = time.perf_counter()
     if method == "SVC":
         est = SVC(C=alpha, gamma=gamma).fit(Xtr, ytr)
@@ -474,14 +531,18 @@ def _figure(out, names, budgets, runs):
     return [_save_figure(plt, fig, out, f"{NAME}.png")]
 
 
-def cell(name, method, budget=None, *, alpha=1e-3, gamma_factor=1.0, data_home=None, seed=0):
+def cell(
+    name, method, budget=None, *, alpha=1e-3, gamma_factor=1.0, beta=0.0, data_home=None, seed=0
+):
     """One cell of the table at a given ``alpha`` and width, for diagnosis.
 
     The five training streams and test sets are those of ``sklearn-budget
     reproduce bsgd-table3 --random-state seed`` (the data sets before
     ``name`` are loaded to draw them); the rbf gamma is ``gamma_factor``
     times the data set's own (its paper's, or the "scale" rule's). For
-    ``method='SVC'``, ``C = 1 / (alpha n)``.
+    ``method='SVC'``, ``C = 1 / (alpha n)``. ``method`` may also be one of
+    the paper's margin Perceptrons, ``'MP+stop'`` or ``'MP+random'``
+    (two classes), which update when the margin is at most ``beta``.
 
     Returns
     -------
@@ -496,7 +557,10 @@ def cell(name, method, budget=None, *, alpha=1e-3, gamma_factor=1.0, data_home=N
     n_runs = 1 if method == "SVC" and DATASETS[name]["split"] is None else len(splits)
     acc = []
     for r in range(n_runs):
-        value = 1.0 / (alpha * splits[r][0].shape[0]) if method == "SVC" else alpha
+        if method == "SVC":
+            value = 1.0 / (alpha * splits[r][0].shape[0])
+        else:
+            value = beta if method in MARGIN_METHODS else alpha
         acc.append(_one_pass(method, budget, gamma, value, seed + r, *splits[r])["accuracy"])
     mean, std = _mean_std(acc)
     return float(mean), float(std)
