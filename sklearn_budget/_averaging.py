@@ -235,9 +235,9 @@ class _AveragingMixin:
         return POOL_FACTOR * self.budget - int(self._state["pool_n"][0])
 
     def _fold_retired(self, retired):
-        """Append the members that left (``engine.retired()``, with the rows
-        of the members of a sparse stream) to the pool, and compress it if it
-        is due.
+        """Append the members that left (``engine.retired()``, with for a
+        sparse stream the pool's rows followed by theirs) to the pool, and
+        compress it if it is due.
         """
         ridx, racc, rX = retired[:3]
         self._before_change("pool_")
@@ -252,7 +252,7 @@ class _AveragingMixin:
                     state[name] = grown
             state["pool_X"][n : n + m] = rX
         else:
-            self._pool_X = _vstack(self._pool_X, rX)
+            self._pool_X = retired[5]
             for name in ("pool_coef", "pool_idx"):
                 state[name] = state[name][:n]
         if self._dense:
