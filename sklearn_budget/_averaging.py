@@ -159,8 +159,11 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         # The pool's function fitted at the pool's own rows (the module's
         # docstring): the normal equations of min ||K_{pool,S} c - K acc||^2,
         # with K divided by max k(x, x) (the same c, and no overflow of its
-        # squares where the kernel's values are huge).
-        K = K / kmax
+        # squares where the kernel's values are huge). Not where it is 1
+        # (rbf): the same values, without a pass and a new matrix of the
+        # pool's size, whose first touch costs as much as the pass.
+        if kmax != 1.0:
+            K = K / kmax
         A = K[:, S]
         normal, rhs, ridge = A.T @ A, A.T @ (K @ coef), RIDGE * rows.shape[0]
     else:
