@@ -159,8 +159,11 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         # The pool's function fitted at the pool's own rows (the module's
         # docstring): the normal equations of min ||K_{pool,S} c - K acc||^2,
         # with K divided by max k(x, x) (the same c, and no overflow of its
-        # squares where the kernel's values are huge).
-        K = K / kmax
+        # squares where the kernel's values are huge). Not where it is 1
+        # (rbf): the same values, without a pass and a new matrix of the
+        # pool's size, whose first touch costs as much as the pass.
+        if kmax != 1.0:
+            K = K / kmax
         A = K[:, S]
         normal, rhs, ridge = A.T @ A, A.T @ (K @ coef), RIDGE * rows.shape[0]
     else:
@@ -235,9 +238,9 @@ class _AveragingMixin:
         return POOL_FACTOR * self.budget - int(self._state["pool_n"][0])
 
     def _fold_retired(self, retired):
-        """Append the members that left (``engine.retired()``, with the rows
-        of the members of a sparse stream) to the pool, and compress it if it
-        is due.
+        """Append the members that left (``engine.retired()``, with for a
+        sparse stream the pool's rows followed by theirs) to the pool, and
+        compress it if it is due.
         """
         ridx, racc, rX = retired[:3]
         self._before_change("pool_")
@@ -252,7 +255,7 @@ class _AveragingMixin:
                     state[name] = grown
             state["pool_X"][n : n + m] = rX
         else:
-            self._pool_X = _vstack(self._pool_X, rX)
+            self._pool_X = retired[5]
             for name in ("pool_coef", "pool_idx"):
                 state[name] = state[name][:n]
         if self._dense:

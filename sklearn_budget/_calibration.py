@@ -171,10 +171,10 @@ class _CalibrationMixin:
         The current members' part comes from the engine
         (``Engine.live_averages``); the pool's is that of the pool at the
         segment's start followed by the members that left during the segment
-        before the round (``retired``: ``engine.retired()``, with the rows of
-        the members of a sparse stream), as the pool holds them when
-        the rounds are played one at a time. Returns the rows (within the
-        block) and their margins.
+        before the round (``retired``: ``engine.retired()``, with for a sparse
+        stream the pool's rows followed by theirs), as the pool holds them
+        when the rounds are played one at a time. Returns the rows (within
+        the block) and their margins.
         """
         t_end = self._t
         rounds = np.arange(t_end - (stop - start) + 1, t_end + 1)
@@ -186,8 +186,8 @@ class _CalibrationMixin:
         members, coef = self._pool_rows(), state["pool_coef"][:n0]
         prefix = np.full(rows.size, n0, dtype=np.int64)
         if retired is not None:
-            _, racc, rX, _, rt = retired
-            members = self._stack([members, rX])
+            _, racc, rX, _, rt = retired[:5]
+            members = self._stack([members, rX]) if self._dense else retired[5]
             coef = np.concatenate([coef, racc])
             prefix += np.searchsorted(rt, rounds[rows], side="left")
         live = np.ascontiguousarray(engine.live_averages(start, stop)[rows])

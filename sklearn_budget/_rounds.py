@@ -118,12 +118,46 @@ def _rows(X, rows):
             shape=(stop - start, X.shape[1]),
         )
     rows = np.asarray(rows, dtype=np.intp)
+    take, out_ptr = _gather(indptr, rows)
+    return sp.csr_matrix((X.data[take], X.indices[take], out_ptr), shape=(rows.size, X.shape[1]))
+
+
+def _gather(indptr, rows):
+    """Positions in the data of CSR rows ``rows`` (an array of row indices),
+    in their stored order, and the index pointers of those rows gathered."""
     first = indptr[rows]
     lengths = indptr[rows + 1] - first
     out_ptr = np.zeros(rows.size + 1, dtype=indptr.dtype)
     np.cumsum(lengths, out=out_ptr[1:])
-    take = np.repeat(first - out_ptr[:-1], lengths) + np.arange(out_ptr[-1])
-    return sp.csr_matrix((X.data[take], X.indices[take], out_ptr), shape=(rows.size, X.shape[1]))
+    return np.repeat(first - out_ptr[:-1], lengths) + np.arange(out_ptr[-1]), out_ptr
+
+
+def _stack_rows(A, X, rows):
+    """``_vstack(A, _rows(X, rows))``: the rows of ``A`` followed by rows
+    ``rows`` (an array of row indices) of ``X``.
+
+    For two ``csr_matrix`` the same matrix in one constructor, not three
+    (the rows gathered, then scipy's stack): the members that leave the
+    rounds of a sparse stream join the pool's rows once per segment.
+    """
+    if not (type(A) is sp.csr_matrix and type(X) is sp.csr_matrix and A.shape[1] == X.shape[1]):
+        return _vstack(A, _rows(X, rows))
+    take, ptr = _gather(X.indptr, np.asarray(rows, dtype=np.intp))
+    a = A.indptr
+    # scipy's stack: the index pointers of A but its last, then those of
+    # the rows, shifted by A's last one (its type chosen by the constructor).
+    indptr = np.empty(a.size + ptr.size - 1, dtype=np.int64)
+    indptr[: a.size - 1] = a[:-1]
+    indptr[a.size - 1 :] = ptr
+    indptr[a.size - 1 :] += a[-1]
+    return sp.csr_matrix(
+        (
+            np.concatenate([A.data, X.data[take]]),
+            np.concatenate([A.indices, X.indices[take]]),
+            indptr,
+        ),
+        shape=(A.shape[0] + ptr.size - 1, A.shape[1]),
+    )
 
 
 def _regrow(a, axes, new):
@@ -261,9 +295,9 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
             retired = engine.retired()
             if retired is not None and not est._dense:
                 # A sparse stream's members that left, as rows (the engine
-                # keeps their block columns): gathered once, for the margins
-                # and for the pool.
-                retired = retired[:2] + (_rows(Z, retired[3]),) + retired[3:]
+                # keeps their block columns) after the pool's: stacked once,
+                # for the margins and for the pool's fold.
+                retired = retired + (_stack_rows(est._pool_rows(), Z, retired[3]),)
             if average_margins:
                 scored.append(est._segment_margins(engine, Xb, yb, pos, end, retired))
             if retired is not None:

@@ -428,6 +428,34 @@ def test_rows_of_csr_are_those_of_scipy_indexing():
                 assert np.array_equal(getattr(got, name), getattr(expected, name))
 
 
+def test_stacked_rows_of_csr_are_those_of_scipy_vstack():
+    # The members that leave a sparse stream's rounds join the pool's rows
+    # in one construction: the matrix of scipy's vstack of the pool's rows
+    # and the rows gathered by scipy's indexing, to the data, indices,
+    # pointers and their types.
+    from sklearn_budget._rounds import _stack_rows
+
+    rng = np.random.RandomState(6)
+    for trial in range(60):
+        n, m = rng.randint(0, 20), rng.randint(1, 20)
+        A = sp.random(n, 40, density=rng.uniform(0, 0.5), format="csr", random_state=rng)
+        X = sp.random(m, 40, density=rng.uniform(0, 0.5), format="csr", random_state=rng)
+        if trial % 3 == 1:
+            X = _messy_csr(rng, m, 40, np.int64)
+        if trial % 3 == 2:
+            A = _messy_csr(rng, n, 40, np.int64)
+        for rows in (rng.randint(0, m, rng.randint(0, 30)), np.arange(m)[::-1]):
+            got = _stack_rows(A, X, rows)
+            expected = sp.vstack([A, X[rows]], format="csr")
+            assert type(got) is type(expected) and got.shape == expected.shape
+            for name in ("data", "indices", "indptr"):
+                a, b = getattr(got, name), getattr(expected, name)
+                assert a.dtype == b.dtype and np.array_equal(a, b), name
+    # Dense rows: the stack of the rows.
+    A, X = rng.standard_normal((3, 4)), rng.standard_normal((5, 4))
+    assert np.array_equal(_stack_rows(A, X, [4, 0, 4]), np.vstack([A, X[[4, 0, 4]]]))
+
+
 def _omp_reference(K, coef, budget, tol):
     """Kernel orthogonal matching pursuit written out in Python, each sum in
     the order of omp_select (``_pool.pyx``): the selection it must give."""
