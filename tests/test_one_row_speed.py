@@ -476,6 +476,76 @@ def test_the_scale_remembers_its_slopes_to_the_last_bit(n_classes):
         assert fit_temperature(*bins, start, 1e-6) == _scale_by_the_steps(*bins, start, 1e-6)
 
 
+def _sparse_bins(n_classes, used, values):
+    """Bins of ``n_classes`` classes, 0 but at the flat indices ``used``."""
+    rng = np.random.RandomState(3)
+    counts = np.zeros((n_classes, 2048))
+    sums = np.zeros((n_classes, 2048))
+    counts.flat[used] = values
+    sums.flat[used] = rng.randn(len(used)) * np.maximum(values, 1.0)
+    return counts, sums, np.arange(1.0, n_classes + 1.0) * 50
+
+
+@pytest.mark.parametrize(
+    "used, values",
+    [
+        # The first and last bins of each class, the edges of the blocks
+        # the scan skips (16 bins), a lone bin in a block.
+        ([0, 15, 16, 31, 1000, 2047, 2048, 2063, 3000, 4095], None),
+        # A bin whose count is -0.0 (bits not zero, not counted), one that
+        # is subnormal (counted), one negative (not counted).
+        ([5, 17, 18, 900, 2100], [-0.0, 5e-324, -3.0, 2.0, 7.0]),
+        # A single bin, and none.
+        ([2047], None),
+        ([], None),
+    ],
+)
+def test_the_scan_of_the_scale_keeps_the_bins_of_a_test_of_each(used, values):
+    # fit_temperature skips the blocks of bins whose bits are all zero: the
+    # scale of the steps that test every bin, bit for bit.
+    from sklearn_budget._margins import fit_temperature
+
+    rng = np.random.RandomState(0)
+    values = rng.uniform(0.5, 40.0, len(used)) if values is None else np.array(values)
+    for n_classes in (2, 3):
+        flat = [i for i in used if i < n_classes * 2048]
+        bins = _sparse_bins(n_classes, flat, values[: len(flat)])
+        for start in [np.nan, 0.3, 3.0]:
+            expected = _scale_by_the_steps(*bins, start, 1e-6)
+            assert fit_temperature(*bins, start, 1e-6) == expected
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_river_refits_the_scale_as_proba_scale_does(n_classes):
+    # predict_proba_one refits the scale on the compiled path's bins: the
+    # value est.proba_scale_ publishes, from the same start (the last scale
+    # of the stream), at every refit of a progressive validation.
+    from sklearn_budget._calibration import SCALE_HINTS, fit_scale
+    from sklearn_budget.river import Forgetron
+
+    rng = np.random.RandomState(1)
+    X = rng.randn(300, 2)
+    y = np.argmax(X @ rng.randn(2, n_classes) + 0.5 * rng.randn(300, n_classes), axis=1)
+    model = Forgetron(budget=10, classes=tuple(range(n_classes)), random_state=0)
+    refits = 0
+    for row, label in zip(X, y.tolist()):
+        x = {0: float(row[0]), 1: float(row[1])}
+        est, path = model.estimator_, None
+        if est is not None:
+            start = SCALE_HINTS.get(est)
+            path = _one_row._ONE_ROW.get(est)
+            t = getattr(path, "scale_round", None)
+            expected = fit_scale(est._state, start)
+        model.predict_proba_one(x)
+        if path is not None and path.scale_round != t:
+            refits += 1
+            assert path.scale == expected
+            assert SCALE_HINTS[est] == expected
+            assert _one_row._transaction.published(est)["proba_scale_"] == expected
+        model.learn_one(x, label)
+    assert refits > 50
+
+
 @pytest.mark.parametrize("rows", [4, 1, 0])
 @pytest.mark.parametrize("average", [False, True])
 @pytest.mark.parametrize("name", ["Forgetron", "BudgetPerceptron"])
