@@ -27,7 +27,6 @@ probabilities are those of a call of many rows, to the last bit.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import sys
-import weakref
 from functools import partial
 
 import numpy as np
@@ -54,7 +53,7 @@ _KERNEL_DIAG = Kernel.diag
 # The compiled one-row path of each estimator (_OneRowPath, or _Uncovered
 # where there is none), derived from its state and kept beside it, never
 # pickled.
-_ONE_ROW = weakref.WeakKeyDictionary()
+_ONE_ROW = _transaction.WeakCache()
 
 
 def forget(estimator):

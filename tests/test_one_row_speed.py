@@ -580,3 +580,35 @@ def test_the_journal_of_the_gram_matrix_undoes_the_round(name, average, rows, mo
         assert np.array_equal(a[: len(b)], b[: len(a)]), key
     for attr in ("support_vectors_", "dual_coef_", "support_", "n_mistakes_"):
         assert np.array_equal(getattr(est, attr), getattr(ref, attr)), attr
+
+
+def test_the_weak_cache_is_a_weak_key_dictionary_of_estimators():
+    # The caches kept beside the estimators (the published attributes, the
+    # undo records, the one-row paths) behave as WeakKeyDictionary does for
+    # objects compared by identity: an entry goes with its object, even
+    # when another object then takes the same id.
+    import gc
+
+    from sklearn_budget._transaction import WeakCache
+
+    cache = WeakCache()
+    a, b = _instances.make("Forgetron"), _instances.make("Forgetron")
+    cache[a] = 1
+    cache[b] = 2
+    cache[a] = 3  # replaced, one entry
+    assert (cache[a], cache.get(b), len(cache)) == (3, 2, 2)
+    assert a in cache and cache.get(object()) is None and cache.get(object(), 4) == 4
+    assert cache.pop(b) == 2 and b not in cache and cache.pop(b, 5) == 5
+    cache[b] = 6  # set again after a pop: dropped with b all the same
+    for _ in range(50):
+        del b
+        gc.collect()
+        assert len(cache) == 1
+        b = _instances.make("Forgetron")  # may take the id of the last one
+        assert b not in cache and cache.get(b) is None
+        cache[b] = 7
+    del a, b
+    gc.collect()
+    assert len(cache) == 0
+    with pytest.raises(KeyError):
+        cache[object()]
