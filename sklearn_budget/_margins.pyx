@@ -420,7 +420,10 @@ cdef double fit_scale(const double* counts, const double* sums, const double* n_
         else:
             hi = a
         step = a + g / h if h > 0.0 else NAN
-        a_new = step if lo < step < hi else 0.5 * (lo + hi)
+        # A step that rounds to nothing (step == a, the end of the bracket
+        # just moved there) has converged: bisecting instead would take some
+        # thirty more slopes to end within round-off of the same root.
+        a_new = step if lo < step < hi or step == a else 0.5 * (lo + hi)
         if fabs(a_new - a) <= 1e-12 * a_new or lo == hi:
             return a_new
         a = a_new

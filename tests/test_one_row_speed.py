@@ -383,10 +383,11 @@ class _InterruptAtTheEnd:
         setattr(self._fast, name, value)
 
 
-def _scale_by_the_steps(counts, sums, n_c, start, min_scale):
+def _scale_by_the_steps(counts, sums, n_c, start, min_scale, ends=None):
     """The scale of ``_margins.fit_temperature``, step by step in Python,
     every slope computed anew: the computation its memory of the last
-    slopes replaces (the same IEEE operations, so the same bits)."""
+    slopes replaces (the same IEEE operations, so the same bits).
+    ``ends``: a list to which the fit appends how Newton's steps ended."""
     C = counts.shape[0]
     offset = math.log(C - 1 if C > 2 else 1)
     n, t, m = [], [], []
@@ -449,8 +450,10 @@ def _scale_by_the_steps(counts, sums, n_c, start, min_scale):
         else:
             hi = a
         step = a + g / h if h > 0.0 else math.nan
-        a_new = step if lo < step < hi else 0.5 * (lo + hi)
+        a_new = step if lo < step < hi or step == a else 0.5 * (lo + hi)
         if abs(a_new - a) <= 1e-12 * a_new or lo == hi:
+            if ends is not None:
+                ends.append("no step" if step == a else "converged")
             return a_new
         a = a_new
     return a
@@ -513,6 +516,33 @@ def test_the_scan_of_the_scale_keeps_the_bins_of_a_test_of_each(used, values):
         for start in [np.nan, 0.3, 3.0]:
             expected = _scale_by_the_steps(*bins, start, 1e-6)
             assert fit_temperature(*bins, start, 1e-6) == expected
+
+
+def test_a_newton_step_that_rounds_to_nothing_ends_the_fit():
+    # The fits of the scale along a progressive validation, from the last
+    # scale: the steps in Python, bit for bit, some of them ending on a
+    # Newton step that rounds to nothing (step == a), which used to bisect
+    # some thirty more times.
+    from sklearn_budget._calibration import SCALE_HINTS
+    from sklearn_budget._margins import fit_temperature
+    from sklearn_budget.datasets import make_two_gaussians
+    from sklearn_budget.river import Forgetron
+
+    X, y = make_two_gaussians(1000, random_state=0)
+    model = Forgetron(budget=20, random_state=0)
+    ends = []
+    for row, label in zip(X, y.tolist()):
+        x = {0: float(row[0]), 1: float(row[1])}
+        est = model.estimator_
+        if est is not None and est._state["counters"][1] % 4 == 0:
+            bins = [est._state[k] for k in ("cal_counts", "cal_sums", "cal_n")]
+            start = SCALE_HINTS.get(est, np.nan)
+            expected = _scale_by_the_steps(*bins, start, 1e-6, ends)
+            assert fit_temperature(*bins, start, 1e-6) == expected
+        model.predict_proba_one(x)
+        model.learn_one(x, label == 1)
+    assert ends.count("no step") >= 5
+    assert ends.count("converged") >= 5
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
