@@ -13,19 +13,18 @@ average of the hypotheses so far, on every fourth round.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import weakref
-
 import numpy as np
 
 from ._kernels import _nonfinite_scores
 from ._margins import MarginBins, average_margins, fit_temperature
 from ._margins import log_probabilities as _log_probabilities
 from ._rounds import _rows
+from ._transaction import WeakCache
 
 # The last scale fitted for each estimator: the next fit starts from it (a
 # one-row update moves it little). Kept beside the estimator, not in it, so
 # that reading ``proba_scale_`` does not change the estimator.
-SCALE_HINTS = weakref.WeakKeyDictionary()
+SCALE_HINTS = WeakCache()
 
 # Progressive margins are kept in fixed bins, as weighted counts and sums
 # per class: memory independent of the stream's length, and additive, so the

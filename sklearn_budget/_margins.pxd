@@ -24,3 +24,6 @@ cdef double average_margin(const double[:, ::1] coef, const double* k, Py_ssize_
                            const double* live, double t, int64_t y,
                            double* f) noexcept nogil
 cdef void log_proba(const double* z, Py_ssize_t R, double* out) noexcept nogil
+cdef double fit_scale(const double* counts, const double* sums, const double* n_c,
+                      Py_ssize_t C, Py_ssize_t B, double start, double min_scale,
+                      double* work) noexcept nogil

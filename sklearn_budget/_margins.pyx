@@ -21,7 +21,8 @@ that a stream records the same bins whatever calls it is split into:
 # SPDX-License-Identifier: BSD-3-Clause
 
 from libc.math cimport INFINITY, NAN, exp, fabs, isfinite, isnan, log, log1p, signbit
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -319,37 +320,64 @@ cdef void _slope_at(_Slopes* s, double a, double* g, double* h) noexcept nogil:
         s.size += 1
 
 
-def fit_temperature(const double[:, ::1] counts, const double[:, ::1] sums,
-                    const double[::1] n_c, double start, double min_scale):
-    """Maximum-likelihood scale of the bins; ``start <= 0`` or NaN: no warm start.
+# The bins scanned at once for one that is not +0.0 (see _used_bins).
+cdef enum:
+    _SCAN_BLOCK = 16
 
-    The steps of :func:`sklearn_budget._calibration._fit_temperature`, which
-    documents the model: the bracket of the root of the slope (from
-    ``1 / max |m|``, or by steps of 1.25 from ``start``), then Newton's steps
-    kept inside it.
+
+cdef Py_ssize_t _used_bins(const double* counts, const double* sums, Py_ssize_t B,
+                           double target, double* n, double* t, double* m) noexcept nogil:
+    """The bins of one class whose count is positive, in their order: their
+    counts ``n``, the class's ``target`` in ``t`` and their mean margins
+    ``m``; returns how many.
+
+    Most of the bins of a stream stay empty. A block of bins whose bits
+    are all zero holds only +0.0, which fails ``> 0``: skipping it keeps
+    exactly the bins, in the same order, that testing every bin keeps (the
+    other blocks are tested bin by bin), whatever the bins hold.
     """
-    cdef Py_ssize_t C = counts.shape[0], B = counts.shape[1], c, b, k = 0, it
+    cdef Py_ssize_t b, j, k = 0, start = 0, stop
+    cdef uint64_t bits, word
+    while start < B:
+        stop = min(start + _SCAN_BLOCK, B)
+        bits = 0
+        for j in range(start, stop):
+            memcpy(&word, &counts[j], sizeof(double))
+            bits |= word
+        if bits != 0:
+            for b in range(start, stop):
+                if counts[b] > 0.0:
+                    n[k] = counts[b]
+                    t[k] = target
+                    m[k] = sums[b] / counts[b]
+                    k += 1
+        start = stop
+    return k
+
+
+cdef double fit_scale(const double* counts, const double* sums, const double* n_c,
+                      Py_ssize_t C, Py_ssize_t B, double start, double min_scale,
+                      double* work) noexcept nogil:
+    """:func:`fit_temperature` of the bins ``counts`` and ``sums`` (``C``
+    rows of ``B``, C-ordered) and the class totals ``n_c``; ``work``: room
+    for ``3 * C * B`` doubles."""
+    cdef Py_ssize_t c, i, k = 0, it
     cdef double offset = log(<double>(C - 1 if C > 2 else 1))
-    # One buffer for the bins in use: their weights, targets and mean margins.
-    cdef double[::1] work = np.empty(3 * C * B)
-    cdef double* n = &work[0]
+    # The bins in use: their weights, targets and mean margins.
+    cdef double* n = work
     cdef double* t = &work[C * B]
     cdef double* m = &work[2 * C * B]
     cdef _Slopes slopes
-    cdef double target, mmax = 0.0, g, h, lo, hi, a, a_new, step
+    cdef double mmax = 0.0, g, h, lo, hi, a, a_new, step
     cdef bint any_m = False, warm
     for c in range(C):
-        target = (n_c[c] + 1.0) / (n_c[c] + 2.0)
-        for b in range(B):
-            if counts[c, b] > 0.0:
-                n[k] = counts[c, b]
-                t[k] = target
-                m[k] = sums[c, b] / counts[c, b]
-                if m[k] != 0.0:
-                    any_m = True
-                if fabs(m[k]) > mmax:
-                    mmax = fabs(m[k])
-                k += 1
+        k += _used_bins(&counts[c * B], &sums[c * B], B, (n_c[c] + 1.0) / (n_c[c] + 2.0),
+                        &n[k], &t[k], &m[k])
+    for i in range(k):
+        if m[i] != 0.0:
+            any_m = True
+        if fabs(m[i]) > mmax:
+            mmax = fabs(m[i])
     if k == 0 or not any_m:
         return min_scale
     slopes.n, slopes.t, slopes.m, slopes.k, slopes.offset = n, t, m, k, offset
@@ -392,8 +420,32 @@ def fit_temperature(const double[:, ::1] counts, const double[:, ::1] sums,
         else:
             hi = a
         step = a + g / h if h > 0.0 else NAN
-        a_new = step if lo < step < hi else 0.5 * (lo + hi)
+        # A step that rounds to nothing (step == a, the end of the bracket
+        # just moved there) has converged: bisecting instead would take some
+        # thirty more slopes to end within round-off of the same root.
+        a_new = step if lo < step < hi or step == a else 0.5 * (lo + hi)
         if fabs(a_new - a) <= 1e-12 * a_new or lo == hi:
             return a_new
         a = a_new
     return a
+
+
+def fit_temperature(const double[:, ::1] counts, const double[:, ::1] sums,
+                    const double[::1] n_c, double start, double min_scale):
+    """Maximum-likelihood scale of the bins; ``start <= 0`` or NaN: no warm start.
+
+    The steps of :func:`sklearn_budget._calibration._fit_temperature`, which
+    documents the model: the bracket of the root of the slope (from
+    ``1 / max |m|``, or by steps of 1.25 from ``start``), then Newton's steps
+    kept inside it.
+    """
+    cdef Py_ssize_t C = counts.shape[0], B = counts.shape[1]
+    if sums.shape[0] != C or sums.shape[1] != B or n_c.shape[0] != C:
+        raise ValueError("The bins and the classes do not agree in shape.")
+    cdef double[::1] work = np.empty(max(3 * C * B, 1))
+    if C * B == 0:
+        return min_scale
+    cdef double scale
+    with nogil:
+        scale = fit_scale(&counts[0, 0], &sums[0, 0], &n_c[0], C, B, start, min_scale, &work[0])
+    return scale

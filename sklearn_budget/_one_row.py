@@ -27,7 +27,6 @@ probabilities are those of a call of many rows, to the last bit.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import sys
-import weakref
 from functools import partial
 
 import numpy as np
@@ -36,10 +35,11 @@ import numpy as np
 # when this module is imported.
 from . import _base, _rounds, _transaction, _validation
 from ._averaging import _AveragingMixin
-from ._calibration import MARGIN_BINS
+from ._calibration import _MIN_SCALE, MARGIN_BINS, SCALE_HINTS
 from ._engine import Engine
 from ._kernels import Kernel, _nonfinite_scores
 from ._one_row_fast import OneRow, same_entries
+from ._publish import _PublishMixin
 from ._random import generator_state
 from ._rounds import _max_direct_members
 from ._stream import _parameter_values
@@ -53,7 +53,7 @@ _KERNEL_DIAG = Kernel.diag
 # The compiled one-row path of each estimator (_OneRowPath, or _Uncovered
 # where there is none), derived from its state and kept beside it, never
 # pickled.
-_ONE_ROW = weakref.WeakKeyDictionary()
+_ONE_ROW = _transaction.WeakCache()
 
 
 def forget(estimator):
@@ -148,6 +148,7 @@ class _OneRowPath:
         self.names, self.values = _parameters(est)
         self.force = _base._FORCE_PATH
         self.scale_round = None
+        self.own_scale = getattr(type(est), "proba_scale_", None) is _PublishMixin.proba_scale_
         self.classes = est.classes_
         self.kind = est.classes_.dtype.kind
         self.codes = {c: j for j, c in enumerate(est.classes_.tolist())}
@@ -333,9 +334,23 @@ class _OneRowPath:
         if self.fast.averaged:
             t //= est._average_every
         if self.scale_round != t:
-            self.scale = est.proba_scale_
+            self.scale = self._published_scale(est)
             self.scale_round = t
         return self.scale
+
+    def _published_scale(self, est):
+        """``est.proba_scale_`` (``_PublishMixin``), fitted by the compiled
+        fit on the bins this path is bound to: the same fit, from the same
+        start, without the conversions of the arrays on the way."""
+        if not self.own_scale:  # a subclass's own proba_scale_
+            return est.proba_scale_
+        cache = _transaction.published(est)
+        scale = cache.get("proba_scale_")
+        if scale is None:
+            start = SCALE_HINTS.get(est)
+            scale = self.fast.fit_scale(np.nan if start is None else start, _MIN_SCALE)
+            cache["proba_scale_"] = SCALE_HINTS[est] = scale
+        return scale
 
 
 def build_path(est):

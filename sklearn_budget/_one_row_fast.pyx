@@ -21,7 +21,7 @@ import numpy as np
 
 from ._dense_rows cimport dense_kernel_row, load_event, load_row
 from ._engine cimport Engine, Rule
-from ._margins cimport MarginBins, average_margin, average_scores, log_proba
+from ._margins cimport MarginBins, average_margin, average_scores, fit_scale, log_proba
 from ._pool cimport finite_sums
 
 # The rows and columns of the Gram matrix journaled in a round (at most 4):
@@ -80,6 +80,7 @@ cdef class OneRow:
     cdef double[::1] scale
     cdef MarginBins bins
     cdef double[::1] cal_counts, cal_sums, cal_n
+    cdef double[::1] fit_work  # fit_scale's room, allocated on first use
     cdef Py_ssize_t limit, max_direct, avg_max_direct
     # The pool of the average (averaged models): members, running sums, count
     cdef public bint averaged
@@ -538,6 +539,17 @@ cdef class OneRow:
             e.v[c] = scale * e.f[c]
         log_proba(&e.v[0], e.R, &self.log_p[0])
         return [exp(self.log_p[c]) for c in range(2 if e.R == 1 else e.R)]
+
+    def fit_scale(self, double start, double min_scale):
+        """The probability scale fitted to the bins bound (as
+        ``_margins.fit_temperature`` fits it, without its conversions)."""
+        cdef Py_ssize_t C = self.cal_n.shape[0], B = self.cal_counts.shape[0] // max(C, 1)
+        if self.fit_work is None or self.fit_work.shape[0] < 3 * C * B:
+            self.fit_work = np.empty(max(3 * C * B, 1))
+        if C * B == 0:
+            return min_scale
+        return fit_scale(&self.cal_counts[0], &self.cal_sums[0], &self.cal_n[0], C, B, start,
+                         min_scale, &self.fit_work[0])
 
     def score_dict(self, dict x, dict index):
         """Scores of the event ``x`` (loaded as :meth:`load_dict` loads it)

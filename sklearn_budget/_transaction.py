@@ -25,17 +25,61 @@ import weakref
 
 from ._random import generator_state, set_generator_state
 
+
+class WeakCache:
+    """Values kept beside objects, each dropped when its object goes.
+
+    What ``weakref.WeakKeyDictionary`` does for objects compared by
+    identity (estimators), in a dict keyed by ``id``: an entry holds a weak
+    reference whose callback drops it when the object is collected, before
+    its id can be another's. The dictionary's methods are Python functions,
+    a cost a stream of one-row calls paid several times per call.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self):
+        self._entries = {}
+
+    def get(self, obj, default=None):
+        entry = self._entries.get(id(obj))
+        return default if entry is None else entry[1]
+
+    def pop(self, obj, default=None):
+        # The entry's weak reference goes with it, and its callback with it.
+        entry = self._entries.pop(id(obj), None)
+        return default if entry is None else entry[1]
+
+    def __getitem__(self, obj):
+        return self._entries[id(obj)][1]
+
+    def __setitem__(self, obj, value):
+        key, entries = id(obj), self._entries
+        entry = entries.get(key)
+        if entry is None:
+            ref = weakref.ref(obj, lambda _, key=key: entries.pop(key, None))
+        else:
+            ref = entry[0]
+        entries[key] = (ref, value)
+
+    def __contains__(self, obj):
+        return id(obj) in self._entries
+
+    def __len__(self):
+        return len(self._entries)
+
+
 # What an estimator derives from its state, kept beside it rather than in its
 # ``__dict__`` (which then holds the state alone, whatever was read from it):
 # the fitted attributes computed on first access after a call that changed
 # the state. Every transaction drops it on entry and puts it back on rollback.
-_PUBLISHED = weakref.WeakKeyDictionary()
+_PUBLISHED = WeakCache()
 
 # The undo record of the call in progress on each estimator: ``"_state"``,
 # the state arrays as they were (lazy ones still shared with the state until
 # copied), ``"_lazy"``, the prefixes already copied, and ``"_rng_state"``,
 # the random generator's state once saved.
-_UNDO = weakref.WeakKeyDictionary()
+_UNDO = WeakCache()
 
 
 def published(estimator):

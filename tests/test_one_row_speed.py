@@ -383,10 +383,11 @@ class _InterruptAtTheEnd:
         setattr(self._fast, name, value)
 
 
-def _scale_by_the_steps(counts, sums, n_c, start, min_scale):
+def _scale_by_the_steps(counts, sums, n_c, start, min_scale, ends=None):
     """The scale of ``_margins.fit_temperature``, step by step in Python,
     every slope computed anew: the computation its memory of the last
-    slopes replaces (the same IEEE operations, so the same bits)."""
+    slopes replaces (the same IEEE operations, so the same bits).
+    ``ends``: a list to which the fit appends how Newton's steps ended."""
     C = counts.shape[0]
     offset = math.log(C - 1 if C > 2 else 1)
     n, t, m = [], [], []
@@ -449,8 +450,10 @@ def _scale_by_the_steps(counts, sums, n_c, start, min_scale):
         else:
             hi = a
         step = a + g / h if h > 0.0 else math.nan
-        a_new = step if lo < step < hi else 0.5 * (lo + hi)
+        a_new = step if lo < step < hi or step == a else 0.5 * (lo + hi)
         if abs(a_new - a) <= 1e-12 * a_new or lo == hi:
+            if ends is not None:
+                ends.append("no step" if step == a else "converged")
             return a_new
         a = a_new
     return a
@@ -474,6 +477,103 @@ def test_the_scale_remembers_its_slopes_to_the_last_bit(n_classes):
     assert root == _scale_by_the_steps(*bins, np.nan, 1e-6)
     for start in [root, 0.5 * root, 0.99 * root, 1.01 * root, 3 * root, 1e-9, 1e9]:
         assert fit_temperature(*bins, start, 1e-6) == _scale_by_the_steps(*bins, start, 1e-6)
+
+
+def _sparse_bins(n_classes, used, values):
+    """Bins of ``n_classes`` classes, 0 but at the flat indices ``used``."""
+    rng = np.random.RandomState(3)
+    counts = np.zeros((n_classes, 2048))
+    sums = np.zeros((n_classes, 2048))
+    counts.flat[used] = values
+    sums.flat[used] = rng.randn(len(used)) * np.maximum(values, 1.0)
+    return counts, sums, np.arange(1.0, n_classes + 1.0) * 50
+
+
+@pytest.mark.parametrize(
+    "used, values",
+    [
+        # The first and last bins of each class, the edges of the blocks
+        # the scan skips (16 bins), a lone bin in a block.
+        ([0, 15, 16, 31, 1000, 2047, 2048, 2063, 3000, 4095], None),
+        # A bin whose count is -0.0 (bits not zero, not counted), one that
+        # is subnormal (counted), one negative (not counted).
+        ([5, 17, 18, 900, 2100], [-0.0, 5e-324, -3.0, 2.0, 7.0]),
+        # A single bin, and none.
+        ([2047], None),
+        ([], None),
+    ],
+)
+def test_the_scan_of_the_scale_keeps_the_bins_of_a_test_of_each(used, values):
+    # fit_temperature skips the blocks of bins whose bits are all zero: the
+    # scale of the steps that test every bin, bit for bit.
+    from sklearn_budget._margins import fit_temperature
+
+    rng = np.random.RandomState(0)
+    values = rng.uniform(0.5, 40.0, len(used)) if values is None else np.array(values)
+    for n_classes in (2, 3):
+        flat = [i for i in used if i < n_classes * 2048]
+        bins = _sparse_bins(n_classes, flat, values[: len(flat)])
+        for start in [np.nan, 0.3, 3.0]:
+            expected = _scale_by_the_steps(*bins, start, 1e-6)
+            assert fit_temperature(*bins, start, 1e-6) == expected
+
+
+def test_a_newton_step_that_rounds_to_nothing_ends_the_fit():
+    # The fits of the scale along a progressive validation, from the last
+    # scale: the steps in Python, bit for bit, some of them ending on a
+    # Newton step that rounds to nothing (step == a), which used to bisect
+    # some thirty more times.
+    from sklearn_budget._calibration import SCALE_HINTS
+    from sklearn_budget._margins import fit_temperature
+    from sklearn_budget.datasets import make_two_gaussians
+    from sklearn_budget.river import Forgetron
+
+    X, y = make_two_gaussians(1000, random_state=0)
+    model = Forgetron(budget=20, random_state=0)
+    ends = []
+    for row, label in zip(X, y.tolist()):
+        x = {0: float(row[0]), 1: float(row[1])}
+        est = model.estimator_
+        if est is not None and est._state["counters"][1] % 4 == 0:
+            bins = [est._state[k] for k in ("cal_counts", "cal_sums", "cal_n")]
+            start = SCALE_HINTS.get(est, np.nan)
+            expected = _scale_by_the_steps(*bins, start, 1e-6, ends)
+            assert fit_temperature(*bins, start, 1e-6) == expected
+        model.predict_proba_one(x)
+        model.learn_one(x, label == 1)
+    assert ends.count("no step") >= 5
+    assert ends.count("converged") >= 5
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_river_refits_the_scale_as_proba_scale_does(n_classes):
+    # predict_proba_one refits the scale on the compiled path's bins: the
+    # value est.proba_scale_ publishes, from the same start (the last scale
+    # of the stream), at every refit of a progressive validation.
+    from sklearn_budget._calibration import SCALE_HINTS, fit_scale
+    from sklearn_budget.river import Forgetron
+
+    rng = np.random.RandomState(1)
+    X = rng.randn(300, 2)
+    y = np.argmax(X @ rng.randn(2, n_classes) + 0.5 * rng.randn(300, n_classes), axis=1)
+    model = Forgetron(budget=10, classes=tuple(range(n_classes)), random_state=0)
+    refits = 0
+    for row, label in zip(X, y.tolist()):
+        x = {0: float(row[0]), 1: float(row[1])}
+        est, path = model.estimator_, None
+        if est is not None:
+            start = SCALE_HINTS.get(est)
+            path = _one_row._ONE_ROW.get(est)
+            t = getattr(path, "scale_round", None)
+            expected = fit_scale(est._state, start)
+        model.predict_proba_one(x)
+        if path is not None and path.scale_round != t:
+            refits += 1
+            assert path.scale == expected
+            assert SCALE_HINTS[est] == expected
+            assert _one_row._transaction.published(est)["proba_scale_"] == expected
+        model.learn_one(x, label)
+    assert refits > 50
 
 
 @pytest.mark.parametrize("rows", [4, 1, 0])
@@ -510,3 +610,35 @@ def test_the_journal_of_the_gram_matrix_undoes_the_round(name, average, rows, mo
         assert np.array_equal(a[: len(b)], b[: len(a)]), key
     for attr in ("support_vectors_", "dual_coef_", "support_", "n_mistakes_"):
         assert np.array_equal(getattr(est, attr), getattr(ref, attr)), attr
+
+
+def test_the_weak_cache_is_a_weak_key_dictionary_of_estimators():
+    # The caches kept beside the estimators (the published attributes, the
+    # undo records, the one-row paths) behave as WeakKeyDictionary does for
+    # objects compared by identity: an entry goes with its object, even
+    # when another object then takes the same id.
+    import gc
+
+    from sklearn_budget._transaction import WeakCache
+
+    cache = WeakCache()
+    a, b = _instances.make("Forgetron"), _instances.make("Forgetron")
+    cache[a] = 1
+    cache[b] = 2
+    cache[a] = 3  # replaced, one entry
+    assert (cache[a], cache.get(b), len(cache)) == (3, 2, 2)
+    assert a in cache and cache.get(object()) is None and cache.get(object(), 4) == 4
+    assert cache.pop(b) == 2 and b not in cache and cache.pop(b, 5) == 5
+    cache[b] = 6  # set again after a pop: dropped with b all the same
+    for _ in range(50):
+        del b
+        gc.collect()
+        assert len(cache) == 1
+        b = _instances.make("Forgetron")  # may take the id of the last one
+        assert b not in cache and cache.get(b) is None
+        cache[b] = 7
+    del a, b
+    gc.collect()
+    assert len(cache) == 0
+    with pytest.raises(KeyError):
+        cache[object()]
