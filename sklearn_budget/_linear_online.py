@@ -278,12 +278,15 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         if path is not None:
             Z = self._row_features(X, path)
             one = path.round
+            # What the last call's round kept is not this call's to undo
+            # (set before the undo is registered, so that no interruption
+            # finds it registered with the last call's record).
+            one.active = False
             with Transaction(self, attributes=self._one_row_attributes) as transaction:
                 transaction.on_undo(one.undo)
                 if one.play(Z, label, w, float(self.learning_rate)):
                     self.n_iter_ = 1
                     self._end_of_call(1)
-                    one.active = False  # the call is done: nothing to undo
                     return
         with self._transaction(deep=True) as transaction:
             self._validate_params()

@@ -193,3 +193,34 @@ def test_a_row_without_a_finite_margin_fails_and_changes_nothing(cls):
     for i in range(251, 300):
         clf.partial_fit(X[i : i + 1], y[i : i + 1])
     _assert_same_model(clf, cls(**params).partial_fit(X, y, classes=[0, 1]), X)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_an_interruption_before_the_round_keeps_the_last_round(cls, monkeypatch):
+    # Interrupted once its undo is registered, before its round: the undo
+    # must not put back what the last (completed) call's round kept.
+    import sklearn_budget._linear_online as lo
+
+    X, y = _data(260, 2)
+    params = dict(budget=20, gamma=0.5, random_state=0)
+    clf = cls(**params).partial_fit(X[:250], y[:250], classes=[0, 1])
+    clf.partial_fit(X[250:251], y[250:251])
+    assert clf in _ROUND_PATHS
+
+    class Interrupted(lo.Transaction):
+        __slots__ = ()
+
+        def on_undo(self, fn):
+            super().on_undo(fn)
+            raise KeyboardInterrupt
+
+    for i in range(251, 260):
+        before = {k: v.copy() for k, v in clf._state.items()}
+        monkeypatch.setattr(lo, "Transaction", Interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            clf.partial_fit(X[i : i + 1], y[i : i + 1])
+        monkeypatch.undo()
+        for k, v in before.items():
+            np.testing.assert_array_equal(clf._state[k], v, err_msg=k)
+        clf.partial_fit(X[i : i + 1], y[i : i + 1])
+    _assert_same_model(clf, cls(**params).partial_fit(X, y, classes=[0, 1]), X)
