@@ -60,6 +60,8 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
     Py_ssize_t n_members,
     Py_ssize_t members_left,
     const double[:, ::1] P,
+    double[::1] s,
+    double[::1] q,
     MarginBins bins,
     double* counts,
     double* sums,
@@ -71,7 +73,8 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
     ``_calibration.record_margins`` records it (the bin's values before it
     in ``kept``, unless NULL: flat index, count, sum, class total). A NaN
     margin, which has no bin, stops the rounds before its round (the fourth
-    value returned)."""
+    value returned). ``s`` and ``q``: room for a row's scores (one per
+    output) and, with ``P``, for its step (``D`` values)."""
     cdef Py_ssize_t n = Z.shape[0], D = Z.shape[1], n_out = W.shape[0]
     cdef Py_ssize_t i, j, k, c, col, flat
     cdef bint binary = n_out == 1, average = acc.shape[0] > 0, no_bin = False
@@ -79,8 +82,6 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
     cdef bint updated, mistake, project = P is not None, in_bins = bins is not None
     cdef double y_k, step, t, dot, z, m
     cdef long long mistakes = 0, updates = 0
-    cdef double[::1] s = np.empty(n_out)
-    cdef double[::1] q = np.empty(D if project else 0)
     cdef const double* direction
     if stop < 0:
         stop = n
@@ -206,7 +207,8 @@ def hinge_rounds(
     """
     end, mistakes, updates, _ = _rounds(
         Z, cls, sw, W, acc, eta, t0, margins, start, stop, columns, n_members,
-        members_left, P, None, NULL, NULL, NULL, NULL,
+        members_left, P, np.empty(W.shape[0]), np.empty(Z.shape[1] if P is not None else 0),
+        None, NULL, NULL, NULL, NULL,
     )
     return end, mistakes, updates
 
@@ -295,7 +297,7 @@ cdef class OneRound:
     cdef object bins_arrays, P_array
     cdef double[:, ::1] W, acc, saved_W, saved_acc, counts, sums, z
     cdef const double[:, ::1] P
-    cdef double[::1] totals, no_margins, sw
+    cdef double[::1] totals, no_margins, sw, s, q
     cdef int64_t[::1] counters, cls
     cdef MarginBins bins
     cdef double kept[4]
@@ -321,6 +323,8 @@ cdef class OneRound:
         self.features = np.zeros((1, self.W.shape[1]))
         self.z = self.features
         self.no_margins = np.empty(0)
+        self.s = np.empty(self.W.shape[0])
+        self.q = np.empty(self.W.shape[1] if P is not None else 0)
         self.sw = np.empty(1)
         self.cls = np.empty(1, dtype=np.int64)
         self.active = False
@@ -376,7 +380,7 @@ cdef class OneRound:
         self.active = True
         end, mistakes, updates, no_bin = _rounds(
             Z, self.cls, self.sw, self.W, self.acc, eta, self.counters[0], self.no_margins,
-            0, 1, None, 0, -1, self.P, self.bins,
+            0, 1, None, 0, -1, self.P, self.s, self.q, self.bins,
             &self.counts[0, 0], &self.sums[0, 0], &self.totals[0], self.kept,
         )
         if no_bin:
