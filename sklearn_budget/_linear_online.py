@@ -195,7 +195,7 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             label = path.label_code(y, classes)
             if label is None:
                 return False
-            self._play_one_row(X, label, 1.0)
+            self._play_one_row(X, label, 1.0, path)
             return True
         labels = _lean_labels(self, y, classes, 1)
         if labels is None or not labels[1][0] > 0:
@@ -226,9 +226,20 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             X = event_row(x, columns, self.n_features_in_)
         except (TypeError, ValueError, OverflowError):
             return False
-        if not _lean_rows(self, X):
+        path = _ROUND_PATHS.get(self)
+        if path is None or not path.valid(self):
+            if not _lean_rows(self, X):
+                return False
+            path = None
+        elif not (
+            # What remains of _lean_rows' tests for a row of event_row (a
+            # C-contiguous float64 row of the fitted width).
+            "feature_names_in_" not in vars(self)
+            and self._takes_lean_rows()
+            and path.round.finite(X)
+        ):
             return False
-        self._play_one_row(X, label, 1.0)
+        self._play_one_row(X, label, 1.0, path)
         return True
 
     def _event_scores(self, x, columns, proba=False):
@@ -267,14 +278,17 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         path = _ROUND_PATHS[self] = _RoundPath(self)
         return path
 
-    def _play_one_row(self, X, label, w):
+    def _play_one_row(self, X, label, w, path=None):
         """Play the validated row ``X`` of class index ``label`` and weight
         ``w``; atomic.
 
         On the compiled round where the stream has one (a block of one row,
-        to the last bit), else by the blocks' path.
+        to the last bit), else by the blocks' path. ``path``: the stream's
+        valid :class:`_RoundPath` when the caller has just found it, else
+        None.
         """
-        path = self._round_path()
+        if path is None:
+            path = self._round_path()
         if path is not None:
             Z = self._row_features(X, path)
             one = path.round

@@ -23,7 +23,7 @@ round ``t``, so that the hypotheses used in rounds ``1 .. T`` sum to
 
 import numpy as np
 
-from libc.math cimport INFINITY, cos
+from libc.math cimport INFINITY, cos, isfinite
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
@@ -341,6 +341,15 @@ cdef class OneRound:
             and state.get("cal_n") is totals
             and P is self.P_array
         )
+
+    def finite(self, const double[:, ::1] X):
+        """Whether every value of ``X`` is finite."""
+        cdef Py_ssize_t i, j
+        for i in range(X.shape[0]):
+            for j in range(X.shape[1]):
+                if not isfinite(X[i, j]):
+                    return False
+        return True
 
     def fourier(self, const double[:, ::1] X, const double[:, ::1] M,
                 const double[::1] offset, double scale):
