@@ -3,6 +3,7 @@
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import math
 import warnings
 
 import numpy as np
@@ -266,6 +267,19 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
         self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, D)
         self._state = self._new_state(D)
         self._stream_config = {name: getattr(self, name) for name in self._stream_params}
+
+    # What a one-row call sets (see _FeatureOnlineClassifier._play_one_row).
+    _one_row_attributes = ("n_iter_", "n_mistakes_", "coef_")
+
+    def _row_features(self, X, path):
+        # fourier_features of one row, in the round's buffer.
+        D = self.random_offset_.shape[0]
+        return path.round.fourier(
+            X,
+            np.ascontiguousarray(self.random_weights_, dtype=np.float64),
+            np.ascontiguousarray(self.random_offset_),
+            math.sqrt(2.0 / D),
+        )
 
     def _play_block(self, X, cls, sw, index, calibrate):
         Z = fourier_features(X, self.random_weights_, self.random_offset_)

@@ -12,6 +12,7 @@ the other in compiled code (``sklearn_budget._ogd``).
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import weakref
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,11 +22,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import _DOC_LINK_TEMPLATE
 from ._calibration import MARGIN_BINS, fit_scale, log_probabilities, new_bins, record_margins
-from ._ogd import hinge_rounds
+from ._ogd import OneRound, hinge_rounds
 from ._one_row import event_row
-from ._stream import _OnlineStreamMixin, _predicted_index
-from ._transaction import published
-from ._validation import _lean_labels, _lean_rows
+from ._one_row_fast import same_entries
+from ._stream import _OnlineStreamMixin, _parameter_values, _predicted_index
+from ._transaction import Transaction, published
+from ._validation import _label_kinds_agree, _lean_labels, _lean_rows
 
 # Rows whose features are computed at once (a block of n x budget values).
 _BLOCK_SIZE = 1024
@@ -36,6 +38,10 @@ _MARGIN_CAP = 1e12
 
 _NO_ARRAY = np.empty((0, 0))
 _NO_MARGINS = np.empty(0)
+
+# The one-row path of each estimator (_RoundPath), derived from its state and
+# kept beside it, never pickled.
+_ROUND_PATHS = weakref.WeakKeyDictionary()
 
 
 def _averaged(w, acc, t):
@@ -64,6 +70,51 @@ class _BinUndo:
                 counts[c, b], sums[c, b], totals[c] = saved
 
             self.transaction.on_undo(undo)
+
+
+class _RoundPath:
+    """The one-row path of a stream: its compiled round and what it was built for.
+
+    Built after the parameters were validated and found fixed for the stream
+    (as every call validates them), it is valid while they are the same
+    objects, and the state, the classes and the features' map
+    (``_round_projection``) the same: one-row calls then skip that
+    validation, and play their round on the bound arrays
+    (``_ogd.OneRound``), whose undo is what the round changes.
+    """
+
+    def __init__(self, est):
+        self.names = tuple(type(est)._parameter_constraints)
+        self.values = _parameter_values(est)
+        self.config = est._stream_config
+        self.state = est._state
+        self.classes = est.classes_
+        self.kind = est.classes_.dtype.kind
+        self.codes = {c: j for j, c in enumerate(est.classes_.tolist())}
+        self.projection = est._round_projection()
+        self.round = OneRound(est._state, MARGIN_BINS, self.projection)
+
+    def valid(self, est):
+        return (
+            same_entries(vars(est), self.names, self.values)
+            and est._state is self.state
+            and est._stream_config is self.config
+            and est.classes_ is self.classes
+            and self.round.binds(est._state, est._round_projection())
+        )
+
+    def label_code(self, y, classes):
+        """The class index of the one label of the array ``y`` (``classes``:
+        None or the stream's), or None where ``_lean_labels`` would not take it."""
+        if classes is not None and not (
+            type(classes) is np.ndarray and np.array_equal(classes, self.classes)
+        ):
+            return None
+        if type(y) is not np.ndarray or y.shape != (1,):
+            return None
+        if not _label_kinds_agree(y.dtype.kind, self.kind):
+            return None
+        return self.codes.get(y.item())
 
 
 class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimator):
@@ -139,10 +190,17 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         """
         if not (type(X) is np.ndarray and X.shape[0] == 1 and _lean_rows(self, X)):
             return False
+        path = _ROUND_PATHS.get(self)
+        if path is not None and path.valid(self):
+            label = path.label_code(y, classes)
+            if label is None:
+                return False
+            self._play_one_row(X, label, 1.0, path)
+            return True
         labels = _lean_labels(self, y, classes, 1)
         if labels is None or not labels[1][0] > 0:
             return False
-        self._play_one_row(X, labels[0].astype(np.int64, copy=False), labels[1])
+        self._play_one_row(X, int(labels[0][0]), float(labels[1][0]))
         return True
 
     def _partial_fit_event(self, x, columns, label):
@@ -168,25 +226,90 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             X = event_row(x, columns, self.n_features_in_)
         except (TypeError, ValueError, OverflowError):
             return False
-        if not _lean_rows(self, X):
+        path = _ROUND_PATHS.get(self)
+        if path is None or not path.valid(self):
+            if not _lean_rows(self, X):
+                return False
+            path = None
+        elif not (
+            # What remains of _lean_rows' tests for a row of event_row (a
+            # C-contiguous float64 row of the fitted width).
+            "feature_names_in_" not in vars(self)
+            and self._takes_lean_rows()
+            and path.round.finite(X)
+        ):
             return False
-        self._play_one_row(X, np.array([label], dtype=np.int64), np.ones(1))
+        self._play_one_row(X, label, 1.0, path)
         return True
 
     def _event_scores(self, x, columns, proba=False):
         """River's predictions take ``decision_function`` here (None)."""
         return None
 
-    def _play_one_row(self, X, cls, w):
-        """Play the validated row ``X`` of class index ``cls`` (shape (1,))
-        and weight ``w``; atomic."""
+    # What a one-row call on the compiled round sets in ``__dict__`` (its
+    # transaction records these alone).
+    _one_row_attributes = ("n_iter_", "n_mistakes_")
+
+    def _round_projection(self):
+        """The ``P`` of the rounds of one row (see ``_ogd.hinge_rounds``)."""
+        return None
+
+    def _covers_one_row(self):
+        """Whether a row's round is the compiled one (``_ogd.OneRound``) now."""
+        return self.class_weight is None
+
+    def _row_features(self, X, path):
+        """The features of the one validated row ``X``, for ``path.round``."""
+        raise NotImplementedError
+
+    def _round_path(self):
+        """The valid one-row path of the stream (:class:`_RoundPath`), or None.
+
+        Validates the parameters and that the stream can go on first, as
+        every call does (and raises as it does).
+        """
+        path = _ROUND_PATHS.get(self)
+        if path is not None and path.valid(self):
+            return path
+        self._validate_params()
+        self._check_stream_continues()
+        if not self._covers_one_row():
+            return None
+        path = _ROUND_PATHS[self] = _RoundPath(self)
+        return path
+
+    def _play_one_row(self, X, label, w, path=None):
+        """Play the validated row ``X`` of class index ``label`` and weight
+        ``w``; atomic.
+
+        On the compiled round where the stream has one (a block of one row,
+        to the last bit), else by the blocks' path. ``path``: the stream's
+        valid :class:`_RoundPath` when the caller has just found it, else
+        None.
+        """
+        if path is None:
+            path = self._round_path()
+        if path is not None:
+            Z = self._row_features(X, path)
+            one = path.round
+            # What the last call's round kept is not this call's to undo
+            # (set before the undo is registered, so that no interruption
+            # finds it registered with the last call's record).
+            one.active = False
+            with Transaction(self, attributes=self._one_row_attributes) as transaction:
+                transaction.on_undo(one.undo)
+                if one.play(Z, label, w, float(self.learning_rate)):
+                    self.n_iter_ = 1
+                    self._end_of_call(1)
+                    return
         with self._transaction(deep=True) as transaction:
             self._validate_params()
             self._check_stream_continues()
             index = self._stream_index(1)
             # The row changes one bin of the margins: its undo keeps that
             # bin's values rather than a copy of every bin.
-            self._play_block(X, cls, w, index, _BinUndo(self._state, transaction))
+            cls, sw = np.array([label], dtype=np.int64), np.array([w], dtype=np.float64)
+            self._play_block(X, cls, sw, index, _BinUndo(self._state, transaction))
             self.n_iter_ = 1
             self._end_of_call(1)
 

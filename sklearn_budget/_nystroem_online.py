@@ -304,6 +304,27 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     def _stream_index(self, n_rows):
         return self._n_seen + np.arange(n_rows)
 
+    # What a one-row call sets (see _FeatureOnlineClassifier._play_one_row).
+    _one_row_attributes = (
+        "n_iter_",
+        "n_mistakes_",
+        "_n_seen",
+        "dual_coef_",
+        "support_",
+        "support_vectors_",
+        "n_components_",
+    )
+
+    def _covers_one_row(self):
+        # Once the map is built: the landmarks' phase changes the landmarks.
+        return self._projection is not None and super()._covers_one_row()
+
+    def _round_projection(self):
+        return self._projection
+
+    def _row_features(self, X, path):
+        return np.ascontiguousarray(self._kernel_values(X, self._landmarks), dtype=np.float64)
+
     # ------------------------------------------------------------------
     # The rounds
     # ------------------------------------------------------------------

@@ -23,8 +23,11 @@ round ``t``, so that the hypotheses used in rounds ``1 .. T`` sum to
 
 import numpy as np
 
-from libc.math cimport INFINITY, cos
+from libc.math cimport INFINITY, cos, isfinite
 from libc.stdint cimport int64_t
+from libc.string cimport memcpy
+
+from ._margins cimport MarginBins
 
 
 cdef inline double _margin(const double[::1] s, Py_ssize_t n_out, Py_ssize_t cls,
@@ -40,6 +43,125 @@ cdef inline double _margin(const double[::1] s, Py_ssize_t n_out, Py_ssize_t cls
         if k != cls and s[k] > best:
             best = s[k]
     return s[cls] - best
+
+
+cdef (Py_ssize_t, long long, long long, bint) _rounds(
+    const double[:, ::1] Z,
+    const int64_t[::1] cls,
+    const double[::1] sw,
+    double[:, ::1] W,
+    double[:, ::1] acc,
+    double eta,
+    long long t0,
+    double[::1] margins,
+    Py_ssize_t start,
+    Py_ssize_t stop,
+    const int64_t[::1] columns,
+    Py_ssize_t n_members,
+    Py_ssize_t members_left,
+    const double[:, ::1] P,
+    double[::1] s,
+    double[::1] q,
+    MarginBins bins,
+    double* counts,
+    double* sums,
+    double* totals,
+    double* kept,
+):
+    """The rounds of :func:`hinge_rounds`; with ``bins``, each round's margin
+    is also recorded in the bins ``counts``, ``sums`` and ``totals`` as
+    ``_calibration.record_margins`` records it (the bin's values before it
+    in ``kept``, unless NULL: flat index, count, sum, class total). A NaN
+    margin, which has no bin, stops the rounds before its round (the fourth
+    value returned). ``s`` and ``q``: room for a row's scores (one per
+    output) and, with ``P``, for its step (``D`` values)."""
+    cdef Py_ssize_t n = Z.shape[0], D = Z.shape[1], n_out = W.shape[0]
+    cdef Py_ssize_t i, j, k, c, col, flat
+    cdef bint binary = n_out == 1, average = acc.shape[0] > 0, no_bin = False
+    cdef bint record = margins.shape[0] > 0, kernel_mode = columns is not None
+    cdef bint updated, mistake, project = P is not None, in_bins = bins is not None
+    cdef double y_k, step, t, dot, z, m
+    cdef long long mistakes = 0, updates = 0
+    cdef const double* direction
+    if stop < 0:
+        stop = n
+    i = start
+    with nogil:
+        while i < stop:
+            if kernel_mode and members_left == 0:
+                break
+            for k in range(n_out):
+                dot = 0.0
+                for j in range(D):
+                    dot = dot + W[k, j] * Z[i, j]
+                s[k] = dot
+            if binary:
+                mistake = (2.0 * cls[i] - 1.0) * s[0] <= 0.0
+            else:
+                mistake = False
+                for k in range(n_out):
+                    if k != cls[i] and s[k] >= s[cls[i]]:
+                        mistake = True
+            if record:
+                margins[i] = _margin(s, n_out, cls[i], 2.0 * cls[i] - 1.0)
+            t = <double>(t0 + i + 1)
+            if in_bins:
+                # As record_margins: the margin clipped to the bins' range.
+                m = _margin(s, n_out, cls[i], 2.0 * cls[i] - 1.0)
+                if m != m:
+                    no_bin = True
+                    break
+                if m > bins.max_margin:
+                    m = bins.max_margin
+                elif m < -bins.max_margin:
+                    m = -bins.max_margin
+                flat = bins.flat_bin(m, cls[i])
+                if kept != NULL:
+                    kept[0] = <double>flat
+                    kept[1] = counts[flat]
+                    kept[2] = sums[flat]
+                    kept[3] = totals[cls[i]]
+                bins.add_at(counts, sums, totals, flat, cls[i], m, sw[i], t)
+            updated = False
+            for k in range(n_out):
+                if binary:
+                    y_k = 2.0 * cls[i] - 1.0
+                else:
+                    y_k = 1.0 if k == cls[i] else -1.0
+                if y_k * s[k] >= 1.0:
+                    continue
+                step = eta * sw[i] * y_k
+                if kernel_mode:
+                    col = columns[i]
+                    W[k, col] += step
+                    if average:
+                        acc[k, col] += t * step
+                    updated = True
+                    continue
+                direction = &Z[i, 0]
+                if project:
+                    if not updated:
+                        # q = P Z[i], each sum in the order of the coordinates.
+                        for j in range(D):
+                            q[j] = 0.0
+                        for c in range(D):
+                            z = Z[i, c]
+                            if z != 0.0:
+                                for j in range(D):
+                                    q[j] += z * P[c, j]
+                    direction = &q[0]
+                updated = True
+                for j in range(D):
+                    W[k, j] += step * direction[j]
+                if average:
+                    for j in range(D):
+                        acc[k, j] += (t * step) * direction[j]
+            mistakes += mistake
+            updates += updated
+            if updated and kernel_mode and columns[i] >= n_members:
+                members_left -= 1
+            i += 1
+    return i, mistakes, updates, no_bin
 
 
 def hinge_rounds(
@@ -83,100 +205,40 @@ def hinge_rounds(
     Returns ``(end, mistakes, updates)``: the round after the last one
     played, the prediction mistakes and the rounds with an update.
     """
-    cdef Py_ssize_t n = Z.shape[0], D = Z.shape[1], n_out = W.shape[0]
-    cdef Py_ssize_t i, j, k, c, col
-    cdef bint binary = n_out == 1, average = acc.shape[0] > 0
-    cdef bint record = margins.shape[0] > 0, kernel_mode = columns is not None
-    cdef bint updated, mistake, project = P is not None
-    cdef double y_k, step, t, dot, z
-    cdef long long mistakes = 0, updates = 0
-    cdef double[::1] s = np.empty(n_out)
-    cdef double[::1] q = np.empty(D if project else 0)
-    cdef const double* direction
-    if stop < 0:
-        stop = n
-    i = start
-    with nogil:
-        while i < stop:
-            if kernel_mode and members_left == 0:
-                break
-            for k in range(n_out):
-                dot = 0.0
-                for j in range(D):
-                    dot = dot + W[k, j] * Z[i, j]
-                s[k] = dot
-            if binary:
-                mistake = (2.0 * cls[i] - 1.0) * s[0] <= 0.0
-            else:
-                mistake = False
-                for k in range(n_out):
-                    if k != cls[i] and s[k] >= s[cls[i]]:
-                        mistake = True
-            if record:
-                margins[i] = _margin(s, n_out, cls[i], 2.0 * cls[i] - 1.0)
-            t = <double>(t0 + i + 1)
-            updated = False
-            for k in range(n_out):
-                if binary:
-                    y_k = 2.0 * cls[i] - 1.0
-                else:
-                    y_k = 1.0 if k == cls[i] else -1.0
-                if y_k * s[k] >= 1.0:
-                    continue
-                step = eta * sw[i] * y_k
-                if kernel_mode:
-                    col = columns[i]
-                    W[k, col] += step
-                    if average:
-                        acc[k, col] += t * step
-                    updated = True
-                    continue
-                direction = &Z[i, 0]
-                if project:
-                    if not updated:
-                        # q = P Z[i], each sum in the order of the coordinates.
-                        for j in range(D):
-                            q[j] = 0.0
-                        for c in range(D):
-                            z = Z[i, c]
-                            if z != 0.0:
-                                for j in range(D):
-                                    q[j] += z * P[c, j]
-                    direction = &q[0]
-                updated = True
-                for j in range(D):
-                    W[k, j] += step * direction[j]
-                if average:
-                    for j in range(D):
-                        acc[k, j] += (t * step) * direction[j]
-            mistakes += mistake
-            updates += updated
-            if updated and kernel_mode and columns[i] >= n_members:
-                members_left -= 1
-            i += 1
-    return i, mistakes, updates
+    end, mistakes, updates, _ = _rounds(
+        Z, cls, sw, W, acc, eta, t0, margins, start, stop, columns, n_members,
+        members_left, P, np.empty(W.shape[0]), np.empty(Z.shape[1] if P is not None else 0),
+        None, NULL, NULL, NULL, NULL,
+    )
+    return end, mistakes, updates
 
 
-def row_products(const double[:, ::1] A, const double[:, ::1] M):
-    """``A @ M``, each row's sums in the order of its coordinates (zeros skipped)."""
+cdef void _row_products(const double[:, ::1] A, const double[:, ::1] M,
+                        double[:, ::1] out) noexcept nogil:
+    """``out += A @ M``, each row's sums in the order of its coordinates (zeros skipped)."""
     cdef Py_ssize_t n = A.shape[0], m = A.shape[1], k = M.shape[1], i, r, j, c, end
     # Rows summed together: each row of M is read once per tile of rows
     # rather than once per row, and every row's sums keep their order.
     cdef Py_ssize_t tile = 8
     cdef double a
-    out_arr = np.zeros((n, k))
+    i = 0
+    while i < n:
+        end = min(i + tile, n)
+        for j in range(m):
+            for r in range(i, end):
+                a = A[r, j]
+                if a != 0.0:
+                    for c in range(k):
+                        out[r, c] += a * M[j, c]
+        i = end
+
+
+def row_products(const double[:, ::1] A, const double[:, ::1] M):
+    """``A @ M``, each row's sums in the order of its coordinates (zeros skipped)."""
+    out_arr = np.zeros((A.shape[0], M.shape[1]))
     cdef double[:, ::1] out = out_arr
     with nogil:
-        i = 0
-        while i < n:
-            end = min(i + tile, n)
-            for j in range(m):
-                for r in range(i, end):
-                    a = A[r, j]
-                    if a != 0.0:
-                        for c in range(k):
-                            out[r, c] += a * M[j, c]
-            i = end
+        _row_products(A, M, out)
     return out_arr
 
 
@@ -197,10 +259,161 @@ def csr_row_products(const double[::1] data, const int64_t[::1] indices,
     return out_arr
 
 
+cdef void _cosine(double[:, ::1] P, const double[::1] offset, double scale) noexcept nogil:
+    cdef Py_ssize_t n = P.shape[0], k = P.shape[1], i, c
+    for i in range(n):
+        for c in range(k):
+            P[i, c] = scale * cos(P[i, c] + offset[c])
+
+
 def cosine_features(double[:, ::1] P, const double[::1] offset, double scale):
     """``scale * cos(P + offset)`` in place (libm's cos, element by element)."""
-    cdef Py_ssize_t n = P.shape[0], k = P.shape[1], i, c
     with nogil:
-        for i in range(n):
-            for c in range(k):
-                P[i, c] = scale * cos(P[i, c] + offset[c])
+        _cosine(P, offset, scale)
+
+
+cdef class OneRound:
+    """The round of one row at a time on the arrays of a stream, and its undo.
+
+    Bound once to the state's weights ``w`` (and ``acc``), its ``counters``
+    and the bins of its margins (``cal_*``), and to ``P`` (see
+    :func:`hinge_rounds`), it plays a row's round by the loop of the blocks,
+    recording the margin in the bins as ``_calibration.record_margins``
+    does, without the conversions of a call of :func:`hinge_rounds`. Each
+    :meth:`play` keeps what the round changes (the weights, the counters,
+    the margin's bin) until the next one, so that :meth:`undo` puts it back.
+
+    Parameters
+    ----------
+    state : dict
+        The stream's state arrays.
+    bins : MarginBins
+        The recorder of the margins (``_calibration.MARGIN_BINS``).
+    P : ndarray of shape (D, D) or None
+        The projection of the steps (NOGD), or None.
+    """
+
+    cdef readonly object w_array, acc_array, counters_array, features
+    cdef object bins_arrays, P_array
+    cdef double[:, ::1] W, acc, saved_W, saved_acc, counts, sums, z
+    cdef const double[:, ::1] P
+    cdef double[::1] totals, no_margins, sw, s, q
+    cdef int64_t[::1] counters, cls
+    cdef MarginBins bins
+    cdef double kept[4]
+    cdef long long saved_counters[3]
+    cdef public bint active
+    cdef bint average
+
+    def __init__(self, dict state, MarginBins bins, P=None):
+        self.w_array = state["w"]
+        self.acc_array = state.get("acc")
+        self.counters_array = state["counters"]
+        self.bins_arrays = (state["cal_counts"], state["cal_sums"], state["cal_n"])
+        self.W = self.w_array
+        self.average = self.acc_array is not None
+        self.acc = self.acc_array if self.average else np.empty((0, 0))
+        self.saved_W = np.empty_like(self.w_array)
+        self.saved_acc = np.empty_like(self.acc_array) if self.average else np.empty((0, 0))
+        self.counters = self.counters_array
+        self.counts, self.sums, self.totals = self.bins_arrays
+        self.bins = bins
+        self.P_array = P
+        self.P = P
+        self.features = np.zeros((1, self.W.shape[1]))
+        self.z = self.features
+        self.no_margins = np.empty(0)
+        self.s = np.empty(self.W.shape[0])
+        self.q = np.empty(self.W.shape[1] if P is not None else 0)
+        self.sw = np.empty(1)
+        self.cls = np.empty(1, dtype=np.int64)
+        self.active = False
+
+    def binds(self, dict state, P=None):
+        """Whether the state holds the arrays bound here, and ``P`` is the one bound."""
+        counts, sums, totals = self.bins_arrays
+        return (
+            state.get("w") is self.w_array
+            and state.get("acc") is self.acc_array
+            and state.get("counters") is self.counters_array
+            and state.get("cal_counts") is counts
+            and state.get("cal_sums") is sums
+            and state.get("cal_n") is totals
+            and P is self.P_array
+        )
+
+    def finite(self, const double[:, ::1] X):
+        """Whether every value of ``X`` is finite."""
+        cdef Py_ssize_t i, j
+        for i in range(X.shape[0]):
+            for j in range(X.shape[1]):
+                if not isfinite(X[i, j]):
+                    return False
+        return True
+
+    def fourier(self, const double[:, ::1] X, const double[:, ::1] M,
+                const double[::1] offset, double scale):
+        """The random Fourier features of the one row ``X`` (``fourier_features``),
+        in the buffer ``features``, which it returns."""
+        cdef Py_ssize_t c
+        if X.shape[0] != 1 or X.shape[1] != M.shape[0] or M.shape[1] != self.z.shape[1] \
+                or offset.shape[0] != self.z.shape[1]:
+            raise ValueError("The row, the random weights and the features do not agree in shape.")
+        with nogil:
+            for c in range(self.z.shape[1]):
+                self.z[0, c] = 0.0
+            _row_products(X[:1], M, self.z)
+            _cosine(self.z, offset, scale)
+        return self.features
+
+    def play(self, const double[:, ::1] Z, int64_t label, double w, double eta):
+        """Play the round of the row ``Z`` (its features, one row), class index
+        ``label``, weight ``w``, step ``eta``: the counters and the bins as a
+        block of one row leaves them. False, with nothing changed, where the
+        round's margin is NaN (the blocks' path decides what to do with it).
+        """
+        cdef Py_ssize_t end
+        cdef long long mistakes, updates
+        cdef bint no_bin
+        cdef Py_ssize_t size = self.W.shape[0] * self.W.shape[1]
+        if Z.shape[0] != 1 or Z.shape[1] != self.W.shape[1]:
+            raise ValueError("The features of the row do not agree with the weights in shape.")
+        self.cls[0] = label
+        self.sw[0] = w
+        memcpy(&self.saved_W[0, 0], &self.W[0, 0], size * sizeof(double))
+        if self.average:
+            memcpy(&self.saved_acc[0, 0], &self.acc[0, 0], size * sizeof(double))
+        self.saved_counters[0] = self.counters[0]
+        self.saved_counters[1] = self.counters[1]
+        self.saved_counters[2] = self.counters[2]
+        self.active = True
+        end, mistakes, updates, no_bin = _rounds(
+            Z, self.cls, self.sw, self.W, self.acc, eta, self.counters[0], self.no_margins,
+            0, 1, None, 0, -1, self.P, self.s, self.q, self.bins,
+            &self.counts[0, 0], &self.sums[0, 0], &self.totals[0], self.kept,
+        )
+        if no_bin:
+            self.active = False
+            return False
+        self.counters[0] += 1
+        self.counters[1] += mistakes
+        self.counters[2] += updates
+        return True
+
+    def undo(self):
+        """Put back what the last :meth:`play` changed, unless done with (``active``)."""
+        cdef Py_ssize_t size = self.W.shape[0] * self.W.shape[1], flat, n_bins
+        if not self.active:
+            return
+        memcpy(&self.W[0, 0], &self.saved_W[0, 0], size * sizeof(double))
+        if self.average:
+            memcpy(&self.acc[0, 0], &self.saved_acc[0, 0], size * sizeof(double))
+        self.counters[0] = self.saved_counters[0]
+        self.counters[1] = self.saved_counters[1]
+        self.counters[2] = self.saved_counters[2]
+        flat = <Py_ssize_t>self.kept[0]
+        n_bins = self.counts.shape[1]
+        self.counts[flat // n_bins, flat % n_bins] = self.kept[1]
+        self.sums[flat // n_bins, flat % n_bins] = self.kept[2]
+        self.totals[flat // n_bins] = self.kept[3]
+        self.active = False
