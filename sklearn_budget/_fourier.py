@@ -41,6 +41,14 @@ def fourier_features(X, random_weights, random_offset):
     """
     Z = row_products_any(X, random_weights)
     cosine_features(Z, np.ascontiguousarray(random_offset), np.sqrt(2.0 / Z.shape[1]))
+    # Finite values so large that ``x . w`` overflows give cos(inf) = NaN,
+    # which would turn the weights NaN without a word. The features are at
+    # most sqrt(2 / D) in size, so their sum is finite exactly when they all are.
+    if not np.isfinite(Z.sum()):
+        raise ValueError(
+            "Non-finite features: the random Fourier features of X overflowed "
+            f"(largest |x|: {abs(X).max():.3g}). Scale X as the training data were scaled."
+        )
     return Z
 
 

@@ -322,8 +322,9 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         state = self._state
         t0 = int(state["counters"][0])
         margins = np.zeros(Z.shape[0]) if calibrate else _NO_MARGINS
-        end, mistakes, updates = hinge_rounds(
-            np.ascontiguousarray(Z, dtype=np.float64),
+        Z = np.ascontiguousarray(Z, dtype=np.float64)
+        end, mistakes, updates, nonfinite = hinge_rounds(
+            Z,
             cls,
             sw,
             W,
@@ -335,6 +336,12 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             Z.shape[0] if stop is None else stop,
             **kernel_mode,
         )
+        if nonfinite:
+            # Nothing of the call is kept: its transaction puts the state back.
+            raise ValueError(
+                "Non-finite scores: the features of a row of X overflowed (largest "
+                f"|feature|: {np.abs(Z[end]).max():.3g}). Scale X as the training data were scaled."
+            )
         if calibrate and end > start:
             rounds = np.arange(t0 + 1, t0 + 1 + end - start, dtype=np.float64)
             m = np.clip(margins[start:end], -_MARGIN_CAP, _MARGIN_CAP)

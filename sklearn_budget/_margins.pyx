@@ -72,7 +72,9 @@ cdef class MarginBins:
         if size < 1e-300:
             size = 1e-300
         u = (log(size) - self.lo) * self.factor
-        if u < 0.0:
+        if not u >= 0.0:
+            # NaN too (a NaN margin, which the callers refuse first): never an
+            # index outside the bins.
             u = 0.0
         if u > self.half - 1.0:
             u = self.half - 1.0
@@ -115,6 +117,8 @@ cdef class MarginBins:
         for i in range(n):
             if not 0 <= cls[i] < n_classes:
                 raise ValueError(f"Class index {cls[i]} is not below {n_classes}.")
+            if isnan(margins[i]):
+                raise ValueError("A margin to record is NaN: the bins are left as they were.")
         with nogil:
             for i in range(n):
                 c = cls[i]

@@ -71,13 +71,14 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
     """The rounds of :func:`hinge_rounds`; with ``bins``, each round's margin
     is also recorded in the bins ``counts``, ``sums`` and ``totals`` as
     ``_calibration.record_margins`` records it (the bin's values before it
-    in ``kept``, unless NULL: flat index, count, sum, class total). A NaN
-    margin, which has no bin, stops the rounds before its round (the fourth
-    value returned). ``s`` and ``q``: room for a row's scores (one per
+    in ``kept``, unless NULL: flat index, count, sum, class total). A round
+    whose scores are not finite (features that overflowed: its margin has no
+    bin, and its step would make the weights NaN) stops the rounds before
+    it changes anything (the fourth value returned). ``s`` and ``q``: room for a row's scores (one per
     output) and, with ``P``, for its step (``D`` values)."""
     cdef Py_ssize_t n = Z.shape[0], D = Z.shape[1], n_out = W.shape[0]
     cdef Py_ssize_t i, j, k, c, col, flat
-    cdef bint binary = n_out == 1, average = acc.shape[0] > 0, no_bin = False
+    cdef bint binary = n_out == 1, average = acc.shape[0] > 0, nonfinite = False
     cdef bint record = margins.shape[0] > 0, kernel_mode = columns is not None
     cdef bint updated, mistake, project = P is not None, in_bins = bins is not None
     cdef double y_k, step, t, dot, z, m
@@ -95,6 +96,10 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
                 for j in range(D):
                     dot = dot + W[k, j] * Z[i, j]
                 s[k] = dot
+                if not isfinite(dot):
+                    nonfinite = True
+            if nonfinite:
+                break
             if binary:
                 mistake = (2.0 * cls[i] - 1.0) * s[0] <= 0.0
             else:
@@ -108,9 +113,6 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
             if in_bins:
                 # As record_margins: the margin clipped to the bins' range.
                 m = _margin(s, n_out, cls[i], 2.0 * cls[i] - 1.0)
-                if m != m:
-                    no_bin = True
-                    break
                 if m > bins.max_margin:
                     m = bins.max_margin
                 elif m < -bins.max_margin:
@@ -161,7 +163,7 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
             if updated and kernel_mode and columns[i] >= n_members:
                 members_left -= 1
             i += 1
-    return i, mistakes, updates, no_bin
+    return i, mistakes, updates, nonfinite
 
 
 def hinge_rounds(
@@ -202,15 +204,16 @@ def hinge_rounds(
     ``P = M^T M``, which score a row in ``O(D)`` and pay ``O(D^2)`` on
     updates only.
 
-    Returns ``(end, mistakes, updates)``: the round after the last one
-    played, the prediction mistakes and the rounds with an update.
+    Returns ``(end, mistakes, updates, nonfinite)``: the round after the
+    last one played, the prediction mistakes, the rounds with an update, and
+    whether the rounds stopped at row ``end`` because its scores are not
+    finite (its features overflowed).
     """
-    end, mistakes, updates, _ = _rounds(
+    return _rounds(
         Z, cls, sw, W, acc, eta, t0, margins, start, stop, columns, n_members,
         members_left, P, np.empty(W.shape[0]), np.empty(Z.shape[1] if P is not None else 0),
         None, NULL, NULL, NULL, NULL,
     )
-    return end, mistakes, updates
 
 
 cdef void _row_products(const double[:, ::1] A, const double[:, ::1] M,
@@ -370,11 +373,11 @@ cdef class OneRound:
         """Play the round of the row ``Z`` (its features, one row), class index
         ``label``, weight ``w``, step ``eta``: the counters and the bins as a
         block of one row leaves them. False, with nothing changed, where the
-        round's margin is NaN (the blocks' path decides what to do with it).
+        round's scores are not finite (the blocks' path raises the error).
         """
         cdef Py_ssize_t end
         cdef long long mistakes, updates
-        cdef bint no_bin
+        cdef bint nonfinite
         cdef Py_ssize_t size = self.W.shape[0] * self.W.shape[1]
         if Z.shape[0] != 1 or Z.shape[1] != self.W.shape[1]:
             raise ValueError("The features of the row do not agree with the weights in shape.")
@@ -387,12 +390,12 @@ cdef class OneRound:
         self.saved_counters[1] = self.counters[1]
         self.saved_counters[2] = self.counters[2]
         self.active = True
-        end, mistakes, updates, no_bin = _rounds(
+        end, mistakes, updates, nonfinite = _rounds(
             Z, self.cls, self.sw, self.W, self.acc, eta, self.counters[0], self.no_margins,
             0, 1, None, 0, -1, self.P, self.s, self.q, self.bins,
             &self.counts[0, 0], &self.sums[0, 0], &self.totals[0], self.kept,
         )
-        if no_bin:
+        if nonfinite:
             self.active = False
             return False
         self.counters[0] += 1

@@ -185,7 +185,7 @@ def test_a_row_without_a_finite_margin_fails_and_changes_nothing(cls):
     assert clf in _ROUND_PATHS
     before = {k: v.copy() for k, v in clf._state.items()}
     attrs = dict(vars(clf))
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="Non-finite"):
         clf.partial_fit(np.array([[1e308, -1e308, 1e308]]), y[:1])
     for k, v in before.items():
         np.testing.assert_array_equal(clf._state[k], v, err_msg=k)
@@ -224,3 +224,68 @@ def test_an_interruption_before_the_round_keeps_the_last_round(cls, monkeypatch)
             np.testing.assert_array_equal(clf._state[k], v, err_msg=k)
         clf.partial_fit(X[i : i + 1], y[i : i + 1])
     _assert_same_model(clf, cls(**params).partial_fit(X, y, classes=[0, 1]), X)
+
+
+def _fitted_state(clf):
+    return {k: v.copy() for k, v in clf._state.items()}, dict(vars(clf))
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize("call", ["fit", "block", "first row", "row"])
+def test_finite_rows_whose_features_overflow_are_refused(cls, call):
+    # Finite values so large that the features overflow (FOGD: x . w is
+    # inf - inf, cos of it NaN; NOGD with a polynomial kernel: inf kernel
+    # values) would make the weights NaN without a word: every path refuses
+    # them with scikit-learn's kind of error and keeps the model as it was.
+    X, y = _data(300, 2)
+    huge = np.array([[1e308, -1e308, 1e308]])
+    params = dict(budget=20, gamma=0.5, random_state=0)
+    if cls is NystroemOnlineClassifier:
+        params["kernel"] = "poly"
+    if call == "fit":
+        clf = cls(**params)
+        with pytest.raises(ValueError, match="Non-finite"):
+            clf.fit(np.vstack([X, huge]), np.r_[y, 1])
+        assert not hasattr(clf, "coef_") and not hasattr(clf, "_state")
+        return
+    clf = cls(**params).partial_fit(X[:250], y[:250], classes=[0, 1])
+    if call == "row":
+        clf.partial_fit(X[250:251], y[250:251])
+        assert clf in _ROUND_PATHS
+    state, attrs = _fitted_state(clf)
+    scores = clf.decision_function(X)
+    rows = huge if call != "block" else np.vstack([X[260:265], huge, X[265:270]])
+    with pytest.raises(ValueError, match="Non-finite"):
+        clf.partial_fit(rows, [1] * rows.shape[0])
+    for k, v in state.items():
+        np.testing.assert_array_equal(clf._state[k], v, err_msg=k)
+    assert set(vars(clf)) == set(attrs)
+    np.testing.assert_array_equal(clf.decision_function(X), scores)
+    assert np.isfinite(scores).all()
+    with pytest.raises(ValueError, match="Non-finite"):
+        clf.decision_function(huge)
+
+
+def test_a_nan_margin_has_a_bin_and_is_never_recorded():
+    # The bins of the progressive margins: a NaN margin (which the callers
+    # refuse first) maps to a bin inside the array, and recording it fails
+    # before any bin changes.
+    from sklearn_budget._calibration import MARGIN_BINS, new_bins
+
+    bins = MARGIN_BINS.bins_of(np.array([np.nan, -np.nan, 0.5]))
+    n_bins = new_bins(1)["cal_counts"].shape[1]
+    assert ((0 <= bins) & (bins < n_bins)).all()
+    state = new_bins(2)
+    before = {k: v.copy() for k, v in state.items()}
+    with pytest.raises(ValueError, match="NaN"):
+        MARGIN_BINS.record(
+            state["cal_counts"],
+            state["cal_sums"],
+            state["cal_n"],
+            np.array([0.5, np.nan]),
+            np.array([0, 1]),
+            np.ones(2),
+            np.array([1.0, 2.0]),
+        )
+    for k, v in before.items():
+        np.testing.assert_array_equal(state[k], v, err_msg=k)
