@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.extmath import row_norms
 
 from ._base import _stream_gamma
 from ._dense_rows import KERNEL_CODES
@@ -331,6 +332,16 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     def _play_block(self, X, cls, sw, index, calibrate):
         start = 0
         if self._projection is None:
+            # A landmark whose squared norm overflows would be learnt (the
+            # rounds' kernel values are computed by differences) and then
+            # make every score NaN (scores expand ||x - z||^2): refused first.
+            with np.errstate(over="ignore"):
+                norms = row_norms(X, squared=True)
+            if not np.isfinite(norms).all():
+                raise ValueError(
+                    "Non-finite scores: the squared norm of a row of X overflows "
+                    f"(largest |x|: {abs(X).max():.3g}). Scale X as the training data were scaled."
+                )
             start = self._gather_landmarks(X, cls, sw, index, calibrate)
             if len(self._landmark_ids) == self.budget:
                 self._switch()

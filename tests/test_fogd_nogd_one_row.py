@@ -289,3 +289,26 @@ def test_a_nan_margin_has_a_bin_and_is_never_recorded():
         )
     for k, v in before.items():
         np.testing.assert_array_equal(state[k], v, err_msg=k)
+
+
+@pytest.mark.parametrize("rows", ["one", "block"])
+def test_a_landmark_whose_norm_overflows_is_refused(rows):
+    # An rbf row of 1e308 has finite kernel values by differences (0), so
+    # the landmarks' phase would keep it, and every later score (which
+    # expands ||x - z||^2) would fail: it is refused before it joins, and the
+    # stream goes on as if the call had not been made.
+    X, y = _data(300, 2)
+    params = dict(budget=100, gamma=0.5, random_state=0)
+    clf = NystroemOnlineClassifier(**params).partial_fit(X[:50], y[:50], classes=[0, 1])
+    assert clf._projection is None  # still gathering landmarks
+    state, attrs = _fitted_state(clf)
+    huge = np.full((1, 3), 1e308)
+    bad = huge if rows == "one" else np.vstack([X[50:55], huge])
+    with pytest.raises(ValueError, match="Non-finite scores: the squared norm"):
+        clf.partial_fit(bad, [1] * bad.shape[0])
+    for k, v in state.items():
+        np.testing.assert_array_equal(clf._state[k], v, err_msg=k)
+    assert set(vars(clf)) == set(attrs)
+    clf.partial_fit(X[50:], y[50:])
+    whole = NystroemOnlineClassifier(**params).partial_fit(X[:50], y[:50], classes=[0, 1])
+    _assert_same_model(clf, whole.partial_fit(X[50:], y[50:]), X)
