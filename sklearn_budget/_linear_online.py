@@ -12,7 +12,6 @@ the other in compiled code (``sklearn_budget._ogd``).
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import weakref
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,7 +25,7 @@ from ._ogd import OneRound, hinge_rounds
 from ._one_row import event_row
 from ._one_row_fast import same_entries
 from ._stream import _OnlineStreamMixin, _parameter_values, _predicted_index
-from ._transaction import Transaction, published
+from ._transaction import Transaction, WeakCache, published
 from ._validation import _label_kinds_agree, _lean_labels, _lean_rows
 
 # Rows whose features are computed at once (a block of n x budget values).
@@ -41,7 +40,7 @@ _NO_MARGINS = np.empty(0)
 
 # The one-row path of each estimator (_RoundPath), derived from its state and
 # kept beside it, never pickled.
-_ROUND_PATHS = weakref.WeakKeyDictionary()
+_ROUND_PATHS = WeakCache()
 
 
 def _averaged(w, acc, t):

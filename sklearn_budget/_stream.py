@@ -25,7 +25,6 @@ plumbing; an estimator keeps its arrays in ``_state`` (a dict, with the
 
 import operator
 import warnings
-import weakref
 from numbers import Integral
 from time import perf_counter
 
@@ -38,7 +37,7 @@ from sklearn.utils.multiclass import unique_labels
 from ._deprecation import renamed_value, user_stacklevel
 from ._docstrings import _fit_doc
 from ._progress import _Progress
-from ._transaction import Transaction, before_change
+from ._transaction import Transaction, WeakCache, before_change
 from ._validation import (
     _check_rows,
     _class_weights,
@@ -49,7 +48,7 @@ from ._validation import (
 
 # The parameter values last found valid for each estimator (see
 # _OnlineStreamMixin._validate_params), kept beside it.
-_VALIDATED = weakref.WeakKeyDictionary()
+_VALIDATED = WeakCache()
 
 _PARAMETER_GETTERS = {}
 
