@@ -31,10 +31,6 @@ from ._validation import _label_kinds_agree, _lean_labels, _lean_rows
 # Rows whose features are computed at once (a block of n x budget values).
 _BLOCK_SIZE = 1024
 
-# Progressive margins beyond this size are recorded at it (the bins of the
-# probability scale end at 1e12).
-_MARGIN_CAP = 1e12
-
 _NO_ARRAY = np.empty((0, 0))
 _NO_MARGINS = np.empty(0)
 
@@ -343,7 +339,8 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             )
         if calibrate and end > start:
             rounds = np.arange(t0 + 1, t0 + 1 + end - start, dtype=np.float64)
-            m = np.clip(margins[start:end], -_MARGIN_CAP, _MARGIN_CAP)
+            # The bins clip margins to their range as they record them.
+            m = margins[start:end]
             if isinstance(calibrate, _BinUndo):
                 calibrate.keep(cls[start:end], m)
             record_margins(state, m, cls[start:end], sw[start:end], rounds)

@@ -107,16 +107,14 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
                 for k in range(n_out):
                     if k != cls[i] and s[k] >= s[cls[i]]:
                         mistake = True
+            if record or in_bins:
+                m = _margin(s, n_out, cls[i], 2.0 * cls[i] - 1.0)
             if record:
-                margins[i] = _margin(s, n_out, cls[i], 2.0 * cls[i] - 1.0)
+                margins[i] = m
             t = <double>(t0 + i + 1)
             if in_bins:
-                # As record_margins: the margin clipped to the bins' range.
-                m = _margin(s, n_out, cls[i], 2.0 * cls[i] - 1.0)
-                if m > bins.max_margin:
-                    m = bins.max_margin
-                elif m < -bins.max_margin:
-                    m = -bins.max_margin
+                # As record_margins records it (add_at clips the margin to the
+                # bins' range; flat_bin puts wider ones in the end bins).
                 flat = bins.flat_bin(m, cls[i])
                 if kept != NULL:
                     kept[0] = <double>flat
