@@ -35,7 +35,7 @@ import numpy as np
 # when this module is imported.
 from . import _base, _rounds, _transaction, _validation
 from ._averaging import _AveragingMixin
-from ._calibration import _MIN_SCALE, MARGIN_BINS, SCALE_HINTS
+from ._calibration import _MIN_SCALE, MARGIN_BINS
 from ._engine import Engine
 from ._kernels import Kernel, _nonfinite_scores
 from ._one_row_fast import OneRow, same_entries
@@ -344,13 +344,10 @@ class _OneRowPath:
         start, without the conversions of the arrays on the way."""
         if not self.own_scale:  # a subclass's own proba_scale_
             return est.proba_scale_
-        cache = _transaction.published(est)
-        scale = cache.get("proba_scale_")
-        if scale is None:
-            start = SCALE_HINTS.get(est)
-            scale = self.fast.fit_scale(np.nan if start is None else start, _MIN_SCALE)
-            cache["proba_scale_"] = SCALE_HINTS[est] = scale
-        return scale
+        return est._proba_scale(self._fit_bound_scale)
+
+    def _fit_bound_scale(self, start):
+        return self.fast.fit_scale(np.nan if start is None else start, _MIN_SCALE)
 
 
 def build_path(est):

@@ -15,6 +15,8 @@ not change its ``__dict__``; every call that changes the model drops them.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from functools import partial
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -47,14 +49,22 @@ class _PublishMixin:
         """The fitted attribute ``name``, derived from the state and cached."""
         if "_state" not in vars(self) or (name.startswith("vote_") and self._conversion != "vote"):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        if name == "proba_scale_":
+            return self._proba_scale(partial(fit_scale, self._state))
         cache = published(self)
         if name not in cache:
-            if name == "proba_scale_":
-                cache[name] = fit_scale(self._state, SCALE_HINTS.get(self))
-                SCALE_HINTS[self] = cache[name]
-            else:
-                cache.update(self._publish())
+            cache.update(self._publish())
         return cache[name]
+
+    def _proba_scale(self, fit):
+        """``proba_scale_``, cached until the state changes: else ``fit(start)``
+        of the bins, from the last scale fitted on the stream (None at first),
+        which it then becomes."""
+        cache = published(self)
+        scale = cache.get("proba_scale_")
+        if scale is None:
+            scale = cache["proba_scale_"] = SCALE_HINTS[self] = fit(SCALE_HINTS.get(self))
+        return scale
 
     def _publish_now(self):
         """Derive and cache the fitted attributes of the model (inside the
