@@ -11,10 +11,11 @@ subset alone (bit for bit) where it does not apply.
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _instances import instances
 from sklearn.metrics.pairwise import rbf_kernel
 from test_averaging import reference_compress
 
-from sklearn_budget import BudgetedSGDClassifier, Forgetron, ProjectronPlusPlus, _mixing
+from sklearn_budget import Forgetron, _mixing
 from sklearn_budget._averaging import compress as averaging_compress
 from sklearn_budget.parallel import ParameterMixingClassifier
 
@@ -235,18 +236,12 @@ def test_a_lone_member_keeps_its_row_and_key():
 
 
 @pytest.mark.parametrize(
-    "est",
-    [
-        BudgetedSGDClassifier(budget=12, gamma=GAMMA, maintenance="projection", random_state=0),
-        ProjectronPlusPlus(budget=12, gamma=GAMMA, random_state=0),
-        Forgetron(budget=12, gamma=GAMMA),
-    ],
-    ids=repr,
+    "est", instances("mixing", "mixable", budget=12, gamma=GAMMA, random_state=0), ids=repr
 )
 def test_mixes_of_new_points_load_and_go_on(est):
-    # The new points (key -1) are loaded by every rule, the ones that keep a
-    # factor of their members' Gram matrix included, mix after mix; the
-    # fitted model goes on with partial_fit.
+    # The new points (key -1) are loaded by every rule that mixing trains,
+    # the ones that keep a factor of their members' Gram matrix included,
+    # mix after mix; the fitted model goes on with partial_fit.
     rng = np.random.RandomState(0)
     y = rng.randint(3, size=900)
     X = rng.randn(3, 4)[y] * 2.0 + rng.randn(900, 4)
