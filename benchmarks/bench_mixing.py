@@ -9,7 +9,7 @@ with the package's defaults otherwise:
   ``average`` column;
 - budgeted SGD with ``maintenance='projection'`` and ``'merging'``, and
   Projectron++ (``budget`` set to the same budget), at their defaults
-  (``average=False``).
+  (``average=False`` for budgeted SGD, ``True`` for Projectron++).
 
 Tables, printed as markdown:
 

@@ -200,8 +200,14 @@ class ParameterMixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimat
     a budget of 128) or by the size of each member's function, whose
     coefficients are refitted by ridge least squares to the whole mixed
     function, at its own rows after matching pursuit and in the kernel's
-    space otherwise; a member whose function is numerically in the span of
-    the others kept is then dropped, its part carried by them.
+    space otherwise. With the rbf kernel, up to a budget of 128, a *reduced
+    set* of new points then takes the subset's place where it fits the
+    mixed function better at its rows: the centres of weighted k-means of
+    the members (each weighted by the norm of its coefficients; at most 10
+    Lloyd steps from the subset), their coefficients refitted in the same
+    way. Such a point is no training row: its index in ``support_`` is -1.
+    A member whose function is numerically in the span of the others kept
+    is then dropped, its part carried by them.
 
     **Probabilities.** The bins of the progressive margins are additive:
     ``estimator_`` has the sum of the shards' bins of the last mix, whose

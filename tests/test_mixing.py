@@ -25,6 +25,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from test_averaging import reference_compress
 from test_kernels import AllWorkersBackend  # noqa: F401 (registers the backend)
+from test_mixing_reduced import reference_reduced_set
 
 from sklearn_budget import (
     BudgetedSGDClassifier,
@@ -293,10 +294,16 @@ def test_one_mix_is_plain_shards_mixed_and_compressed(est, n_classes, mixing):
             total[key] = total.get(key, 0.0) + m * model.dual_coef_[:, j]
     functions = [(k, X[k : k + 1], total[k]) for k in sorted(total)]
     support, coef = reference_compress(functions, 8, "rbf", gamma=GAMMA)
+    # Then the reduced set (new points of key -1) where it fits better.
+    keys = np.array(sorted(total))
+    A = np.array([np.atleast_1d(total[k]) for k in keys])
+    rows, support, coef = reference_reduced_set(X[keys], A, keys, (support, coef.T), GAMMA)
     fitted = clf.estimator_
-    order = np.argsort(fitted.support_)
-    np.testing.assert_array_equal(fitted.support_[order], support)
-    np.testing.assert_allclose(fitted.dual_coef_[:, order], coef, rtol=1e-7, atol=1e-10)
+    # Loading puts the members of a row first: both in the order of their rows.
+    order, ref = np.lexsort(fitted.support_vectors_.T), np.lexsort(rows.T)
+    np.testing.assert_array_equal(fitted.support_[order], support[ref])
+    np.testing.assert_allclose(fitted.support_vectors_[order], rows[ref], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(fitted.dual_coef_[:, order], coef[ref].T, rtol=1e-7, atol=1e-10)
     np.testing.assert_array_equal(clf.n_updates_, [updates])
     # The probabilities' bins: the shards' bins, summed.
     summed = {k: sum(b[k] for b in bins) for k in ("cal_counts", "cal_sums", "cal_n")}
