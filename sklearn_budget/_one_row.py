@@ -38,7 +38,7 @@ from ._averaging import _AveragingMixin
 from ._calibration import _MIN_SCALE, MARGIN_BINS
 from ._engine import Engine
 from ._kernels import Kernel, _nonfinite_scores
-from ._one_row_fast import OneRow, learn_guarded, same_entries
+from ._one_row_fast import OneRow, learn_guarded, proba_guarded, same_entries
 from ._publish import _PublishMixin
 from ._random import generator_state
 from ._rounds import _max_direct_members
@@ -149,7 +149,6 @@ class _OneRowPath:
         state, kernel = est._state, est._kernel
         self.names, self.values = _parameters(est)
         self.force = _base._FORCE_PATH
-        self.scale_round = None
         self.own_scale = getattr(type(est), "proba_scale_", None) is _PublishMixin.proba_scale_
         self.classes = est.classes_
         self.kind = est.classes_.dtype.kind
@@ -342,13 +341,14 @@ class _OneRowPath:
         count): every round, or every ``_average_every``-th of an averaged
         model; between two of them a stream of predictions reads it once.
         """
-        t = self.fast.rounds
-        if self.fast.averaged:
+        fast = self.fast
+        t = fast.rounds
+        if fast.averaged:
             t //= est._average_every
-        if self.scale_round != t:
-            self.scale = self._published_scale(est)
-            self.scale_round = t
-        return self.scale
+        if fast.scale_round != t:
+            fast.scale_value = self._published_scale(est)
+            fast.scale_round = t
+        return fast.scale_value
 
     def _published_scale(self, est):
         """``est.proba_scale_`` (``_PublishMixin``), fitted by the compiled
@@ -521,6 +521,11 @@ def event_scores(est, x, columns, proba=False):
     the pool and the current members, not compressed, whose compression
     within the budget ``decision_function`` scores.
     """
+    if proba:
+        # The common call, whole in compiled code, where the scale is kept.
+        out = proba_guarded(_PATHS, est, x, columns)
+        if out is not None:
+            return out
     path = _ONE_ROW.get(est)
     if type(path) is not _OneRowPath or not path.fast.binds(est._state):
         if "_state" not in vars(est):

@@ -136,6 +136,11 @@ cdef class OneRow:
     cdef dict g_globals, g_published
     cdef bint g_binary
     cdef double g_kxx
+    #: The probability scale of the bins after ``scale_round`` rounds (a
+    #: count of ``cal_every``-th rounds for averaged models; -1: none yet),
+    #: which change only with the rounds recorded (``_OneRowPath.proba_scale``).
+    cdef public double scale_value
+    cdef public int64_t scale_round
     #: Tests only: :meth:`learn` fails as an interrupt would after its step
     #: ``interrupt_at`` (1: the round, 2: the fold, 3: the test of the average).
     cdef public int interrupt_at
@@ -160,6 +165,7 @@ cdef class OneRow:
         self.xb = np.zeros((1, engine.d))
         self.seen_x = np.zeros(engine.d)
         self.seen = False
+        self.scale_round = -1
         self.wb = np.zeros(1)
         self.db = np.zeros(1)
         self.yb = np.zeros(1, dtype=np.int64)
@@ -655,6 +661,40 @@ cdef class OneRow:
         """Rounds of the stream played (the state's count)."""
         return self.counters[1]
 
+    def proba_event(self, object est, dict x, dict index):
+        """River's ``predict_proba_one`` of ``est``: the probabilities of the
+        event ``x`` (see :meth:`proba_of_scores`) where the scale of the
+        rounds played is the one kept (``scale_value``), the stream's state
+        the one bound and the scores finite; else None (the Python side
+        decides, and fits the scale)."""
+        cdef dict attrs = est.__dict__
+        cdef PyObject* value
+        cdef int64_t t = self.counters[1]
+        cdef object scores
+        if self.averaged:
+            t //= self.cal_every
+        if t != self.scale_round or PyDict_GetItem(attrs, "feature_names_in_") is not NULL:
+            return None
+        value = PyDict_GetItem(attrs, "_state")
+        if value is NULL or not self._binds(<object>value):
+            return None
+        value = PyDict_GetItem(attrs, "_conversion")
+        if value is NULL:
+            return None
+        conversion = <object>value
+        try:
+            if conversion == "last":
+                scores = self.score_dict(x, index)
+            elif conversion == "average" or conversion == "exact":
+                scores = self.average_dict(x, index)
+            else:
+                return None
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if scores is None:
+            return None
+        return self.proba_of_scores(self.scale_value)
+
     def average_dict(self, dict x, dict index):
         """Scores of the event ``x`` under the average of the rounds played:
         the pool and the current members with their running sums (the
@@ -742,6 +782,18 @@ def learn_guarded(dict paths, object est, dict x, dict index, int64_t label):
     if type(fast) is not OneRow:
         return -1
     return (<OneRow>fast)._learn(est, x, index, label)
+
+
+def proba_guarded(dict paths, object est, dict x, dict index):
+    """:meth:`OneRow.proba_event` of the one-row path of ``est`` in
+    ``paths`` (as :func:`learn_guarded`), or None."""
+    cdef PyObject* entry = PyDict_GetItem(paths, id(est))
+    if entry is NULL:
+        return None
+    fast = getattr((<object>entry)[1], "fast", None)
+    if type(fast) is not OneRow:
+        return None
+    return (<OneRow>fast).proba_event(est, x, index)
 
 
 def same_entries(dict attrs, tuple names, tuple values):

@@ -1,4 +1,5 @@
-"""River's learn_one whole in compiled code (``_one_row_fast.OneRow.learn``).
+"""River's learn_one whole in compiled code (``_one_row_fast.OneRow.learn``),
+and predict_proba_one where the probability scale is kept (``proba_event``).
 
 Where no Python takes part in a round (no hooks of the rule, the compiled
 recorder and fold, no class weights, a kernel whose ``k(x, x)`` is 1), a
@@ -7,7 +8,8 @@ the round, the fold, the test of the average and the counters. Here it is
 compared, bit for bit, with the general path of the same calls
 (``_OneRowPath.play`` in its transaction); interrupted after each of its
 steps (``OneRow.interrupt_at``, a hook of the tests), it changes nothing;
-anything its checks do not cover goes the general way.
+anything its checks do not cover goes the general way. The compiled
+probabilities are those of the general path, to the last bit.
 """
 
 import pickle
@@ -123,6 +125,7 @@ def test_the_compiled_call_is_the_general_path_to_the_last_bit(
     compiled = played["n"]
     # The same calls on the general path alone.
     monkeypatch.setattr(_one_row, "learn_guarded", lambda *args: -1)
+    monkeypatch.setattr(_one_row, "proba_guarded", lambda *args: None)
     slow, _ = _model(name, n_classes, average=average)
     assert _progressive(slow, y, events, published_every=37) == got
     assert played["n"] - compiled >= len(y) - 12
@@ -134,6 +137,33 @@ def test_the_compiled_call_is_the_general_path_to_the_last_bit(
     ref.partial_fit(X, labels, classes=np.unique(labels) if n_classes > 2 else [False, True])
     for attr in ("support_vectors_", "dual_coef_", "support_", "n_mistakes_"):
         assert np.array_equal(getattr(fast.estimator_, attr), getattr(ref, attr)), attr
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize(
+    "name, average",
+    [("Forgetron", False), ("Forgetron", True), ("KernelPerceptron", True), ("Stoptron", False)],
+)
+def test_the_compiled_probabilities_are_the_general_paths(name, average, n_classes, monkeypatch):
+    # predict_proba_one in compiled code where the scale of the rounds
+    # played is kept (the scale is fitted by the Python side after each
+    # round that changes the bins: every round, or every fourth of an
+    # averaged model), then as the general path computes them, on the same
+    # model: the same floats.
+    X, y, events = _events(300, n_classes)
+    model, _ = _model(name, n_classes, average=average)
+    compiled = 0
+    for x, label in zip(events, y):
+        got = model.predict_proba_one(x)
+        if model.estimator_ is not None:
+            est, columns = model.estimator_, model._column_index
+            compiled += _one_row.proba_guarded(_one_row._PATHS, est, x, columns) is not None
+            with monkeypatch.context() as m:
+                m.setattr(_one_row, "proba_guarded", lambda *args: None)
+                assert model.predict_proba_one(x) == got
+            assert model.predict_proba_one(x) == got
+        model.learn_one(x, label)
+    assert compiled > 0.9 * len(y)
 
 
 @pytest.mark.parametrize(
