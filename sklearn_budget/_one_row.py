@@ -13,7 +13,12 @@ plus caches that make it cheap:
   round appends (``OneRow.fold``) and of the estimator's ``__dict__`` only
   the attributes the call sets;
 - validation by a few tests of input that needs no conversion; anything
-  else takes the full path, and its messages.
+  else takes the full path, and its messages;
+- for river's ``learn_one``, where no Python takes part in the round, the
+  whole call in one compiled call (``OneRow.learn``: the checks of the
+  stream, the round, the fold, the counters, with no Python between the
+  first change and the last), and for ``predict_proba_one`` while the
+  probability scale is kept (``OneRow.proba_event``).
 
 The round is played by the engine of the blocks (``_engine.pyx``), its margin
 recorded by the recorder of the blocks (``_calibration.MARGIN_BINS``), under
