@@ -13,7 +13,12 @@ plus caches that make it cheap:
   round appends (``OneRow.fold``) and of the estimator's ``__dict__`` only
   the attributes the call sets;
 - validation by a few tests of input that needs no conversion; anything
-  else takes the full path, and its messages.
+  else takes the full path, and its messages;
+- for river's ``learn_one``, where no Python takes part in the round, the
+  whole call in one compiled call (``OneRow.learn``: the checks of the
+  stream, the round, the fold, the counters, with no Python between the
+  first change and the last), and for ``predict_proba_one`` while the
+  probability scale is kept (``OneRow.proba_event``).
 
 The round is played by the engine of the blocks (``_engine.pyx``), its margin
 recorded by the recorder of the blocks (``_calibration.MARGIN_BINS``), under
@@ -38,7 +43,7 @@ from ._averaging import _AveragingMixin
 from ._calibration import _MIN_SCALE, MARGIN_BINS
 from ._engine import Engine
 from ._kernels import Kernel, _nonfinite_scores
-from ._one_row_fast import OneRow, same_entries
+from ._one_row_fast import OneRow, learn_guarded, proba_guarded, same_entries
 from ._publish import _PublishMixin
 from ._random import generator_state
 from ._rounds import _max_direct_members
@@ -54,6 +59,8 @@ _KERNEL_DIAG = Kernel.diag
 # where there is none), derived from its state and kept beside it, never
 # pickled.
 _ONE_ROW = _transaction.WeakCache()
+# Its entries, as the compiled river learn_one reads them (learn_guarded).
+_PATHS = _ONE_ROW.entries
 
 
 def forget(estimator):
@@ -147,7 +154,6 @@ class _OneRowPath:
         state, kernel = est._state, est._kernel
         self.names, self.values = _parameters(est)
         self.force = _base._FORCE_PATH
-        self.scale_round = None
         self.own_scale = getattr(type(est), "proba_scale_", None) is _PublishMixin.proba_scale_
         self.classes = est.classes_
         self.kind = est.classes_.dtype.kind
@@ -214,6 +220,28 @@ class _OneRowPath:
             est._average_every,
             pool_max,
         )
+        # River's learn_one plays the whole call in compiled code
+        # (OneRow.learn) where no Python takes part in the round: no hooks
+        # of the rule, the compiled recorder and fold, no class weights, a
+        # kernel whose k(x, x) is 1.
+        if (
+            self.attributes is not None
+            and self.hooks == "none"
+            and self.kxx is not None
+            and est.class_weight is None
+        ):
+            self.fast.guard(
+                self.names,
+                self.values,
+                self.classes,
+                self.rng,
+                self.force,
+                vars(_base),
+                _KERNEL_DIAG,
+                self.binary,
+                self.kxx,
+                _transaction._PUBLISHED.entries,
+            )
 
     def valid(self, est):
         return (
@@ -275,16 +303,8 @@ class _OneRowPath:
                     code = fast.play(y, w, kxx, est._n_seen, self.record)
             else:
                 code = fast.play(y, w, kxx, est._n_seen, self.record)
-            if code == 4:
-                # As _segment_margins raises.
-                raise _nonfinite_scores(fast.row)
             if code:
-                what = (
-                    "Non-finite scores at row 0 of the call"
-                    if code == 2
-                    else "Non-finite coefficients after the call"
-                )
-                raise ValueError(_rounds._overflow_message(fast.row, np.array([w]), what))
+                raise _failure(code, fast.row, w)
             if not self.record and fast.cal_round:
                 est._record_margins(
                     np.array([fast.margin]),
@@ -312,11 +332,7 @@ class _OneRowPath:
             if fast.averaged and not (
                 fast.average_finite() if hooks != "python" else est._average_is_finite()
             ):
-                raise ValueError(
-                    _rounds._overflow_message(
-                        fast.row, np.array([w]), "Non-finite averaged coefficients after the call"
-                    )
-                )
+                raise _failure(5, fast.row, w)
             est._n_seen += 1
             est.n_iter_ = 1
             est.n_mistakes_ = int(state["counters"][2])
@@ -330,13 +346,14 @@ class _OneRowPath:
         count): every round, or every ``_average_every``-th of an averaged
         model; between two of them a stream of predictions reads it once.
         """
-        t = self.fast.rounds
-        if self.fast.averaged:
+        fast = self.fast
+        t = fast.rounds
+        if fast.averaged:
             t //= est._average_every
-        if self.scale_round != t:
-            self.scale = self._published_scale(est)
-            self.scale_round = t
-        return self.scale
+        if fast.scale_round != t:
+            fast.scale_value = self._published_scale(est)
+            fast.scale_round = t
+        return fast.scale_value
 
     def _published_scale(self, est):
         """``est.proba_scale_`` (``_PublishMixin``), fitted by the compiled
@@ -348,6 +365,20 @@ class _OneRowPath:
 
     def _fit_bound_scale(self, start):
         return self.fast.fit_scale(np.nan if start is None else start, _MIN_SCALE)
+
+
+def _failure(code, row, w):
+    """The error of a round that failed (``OneRow.play``'s codes; 5: the
+    average's sums are not finite after it), of the row ``row`` of weight ``w``."""
+    if code == 4:
+        # As _segment_margins raises.
+        return _nonfinite_scores(row)
+    what = {
+        2: "Non-finite scores at row 0 of the call",
+        3: "Non-finite coefficients after the call",
+        5: "Non-finite averaged coefficients after the call",
+    }[code]
+    return ValueError(_rounds._overflow_message(row, np.array([w]), what))
 
 
 def build_path(est):
@@ -465,6 +496,12 @@ def learn_event(est, x, columns, label):
     path does not apply or a value is not a finite number (the caller then
     takes ``partial_fit``, and its messages).
     """
+    # The common call, whole in compiled code (OneRow.learn), where it applies.
+    code = learn_guarded(_PATHS, est, x, columns, label)
+    if code == 0:
+        return True
+    if code > 0:  # undone
+        raise _failure(code, _ONE_ROW.get(est).fast.row, 1.0)
     if "_state" not in vars(est) or "feature_names_in_" in vars(est):
         return False
     path = current_path(est)
@@ -489,6 +526,11 @@ def event_scores(est, x, columns, proba=False):
     the pool and the current members, not compressed, whose compression
     within the budget ``decision_function`` scores.
     """
+    if proba:
+        # The common call, whole in compiled code, where the scale is kept.
+        out = proba_guarded(_PATHS, est, x, columns)
+        if out is not None:
+            return out
     path = _ONE_ROW.get(est)
     if type(path) is not _OneRowPath or not path.fast.binds(est._state):
         if "_state" not in vars(est):

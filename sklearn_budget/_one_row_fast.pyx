@@ -11,7 +11,7 @@ stream, what a call of many rows builds once per call.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from cpython.dict cimport PyDict_GetItem
+from cpython.dict cimport PyDict_DelItem, PyDict_GetItem, PyDict_SetItem
 from cpython.object cimport PyObject
 from libc.math cimport exp, isfinite
 from libc.stdint cimport int64_t
@@ -125,6 +125,25 @@ cdef class OneRow:
     cdef readonly bint seen
     cdef bint seen_pool
     cdef int64_t seen_n, seen_t, seen_m
+    # What :meth:`learn` checks before it plays an event (:meth:`guard`):
+    # the parameters (names, values), the classes, the random generator and
+    # the forced path the object was built for, the kernel's own ``diag``,
+    # where the forced path is read (``_base``'s globals), and the cache
+    # of the published attributes (an id -> entry dict) that a call drops.
+    cdef public bint guarded
+    cdef tuple g_names, g_values
+    cdef object g_classes, g_rng, g_force, g_diag
+    cdef dict g_globals, g_published
+    cdef bint g_binary
+    cdef double g_kxx
+    #: The probability scale of the bins after ``scale_round`` rounds (a
+    #: count of ``cal_every``-th rounds for averaged models; -1: none yet),
+    #: which change only with the rounds recorded (``_OneRowPath.proba_scale``).
+    cdef public double scale_value
+    cdef public int64_t scale_round
+    #: Tests only: :meth:`learn` fails as an interrupt would after its step
+    #: ``interrupt_at`` (1: the round, 2: the fold, 3: the test of the average).
+    cdef public int interrupt_at
 
     def __init__(self, Engine engine, Rule rule, dict state, list undo_names,
                  Py_ssize_t limit, Py_ssize_t max_direct, Py_ssize_t avg_max_direct,
@@ -146,6 +165,7 @@ cdef class OneRow:
         self.xb = np.zeros((1, engine.d))
         self.seen_x = np.zeros(engine.d)
         self.seen = False
+        self.scale_round = -1
         self.wb = np.zeros(1)
         self.db = np.zeros(1)
         self.yb = np.zeros(1, dtype=np.int64)
@@ -216,16 +236,22 @@ cdef class OneRow:
 
     def binds(self, dict state):
         """Whether ``state`` holds exactly the arrays this object is bound to."""
+        return self._binds(state)
+
+    cdef bint _binds(self, object state) noexcept:
         cdef Py_ssize_t i
-        if state is not self.state or len(state) != len(self.names):
+        if state is not self.state or len(self.state) != len(self.names):
             return False
         for i in range(len(self.names)):
-            if state.get(self.names[i]) is not self.arrays[i]:
+            if self.state.get(self.names[i]) is not self.arrays[i]:
                 return False
         return True
 
     def fits(self):
         """Whether the next round needs neither more room nor the blocked path."""
+        return self._fits()
+
+    cdef bint _fits(self) noexcept:
         cdef Py_ssize_t n = self.counters[0], need = n + 1
         if self.limit >= 0 and need > self.limit:
             need = self.limit
@@ -289,6 +315,9 @@ cdef class OneRow:
         follows. ``eager``: copy the state arrays now (the caller changes
         them before :meth:`play`), not just before the round's first change.
         """
+        self._begin(eager)
+
+    cdef void _begin(self, bint eager) noexcept:
         cdef Engine e = self.engine
         cdef Py_ssize_t i
         self.active = True
@@ -324,12 +353,15 @@ cdef class OneRow:
         after the update, 4 if the scores under the average are not (for
         both, call :meth:`undo`).
         """
+        if not self.active:
+            raise RuntimeError("play without begin")
+        return self._round(y, w, kxx, index, record)
+
+    cdef int _round(self, int64_t y, double w, double kxx, int64_t index, bint record) noexcept:
         cdef Engine e = self.engine
         cdef Py_ssize_t i, c, R = e.R, flat, cls
         cdef double margin
         cdef bint recording = record, kept
-        if not self.active:
-            raise RuntimeError("play without begin")
         kept = self.recall()
         self.sync()
         self.yb[0] = y
@@ -410,6 +442,9 @@ cdef class OneRow:
         Returns False, with nothing changed, where it is due or full: the
         caller then folds them the Python way.
         """
+        return self._fold()
+
+    cdef bint _fold(self) noexcept:
         cdef Engine e = self.engine
         cdef Py_ssize_t n, m = e.n_ret, i, j, c, a
         if m == 0:
@@ -433,6 +468,132 @@ cdef class OneRow:
         e.n_ret = 0
         return True
 
+    def guard(self, tuple names, tuple values, object classes, object rng, object force,
+              dict globals_, object diag, bint binary, double kxx, dict published):
+        """Let :meth:`learn` play events of an estimator whose parameters
+        ``names`` are the objects ``values``, whose ``classes_`` and ``_rng``
+        are ``classes`` and ``rng``, whose kernel's class has ``diag`` (its
+        ``k(x, x)`` is then ``kxx`` for every row) while ``globals_``'s
+        ``_FORCE_PATH`` equals ``force``; ``binary``: two classes (the rounds
+        take -1/+1); ``published``: the id-keyed cache of the published
+        attributes. Only for a stream whose rounds need no Python: no hooks
+        of the rule, the compiled recorder and fold, no class weights."""
+        self.g_names = names
+        self.g_values = values
+        self.g_classes = classes
+        self.g_rng = rng
+        self.g_force = force
+        self.g_globals = globals_
+        self.g_diag = diag
+        self.g_binary = binary
+        self.g_kxx = kxx
+        self.g_published = published
+        self.guarded = True
+
+    cdef bint valid_for(self, dict attrs):
+        """Whether the estimator of ``__dict__`` ``attrs`` is the stream
+        guarded, unchanged (:meth:`guard`), with no feature names."""
+        cdef PyObject* value
+        cdef object kernel
+        if not self.guarded or PyDict_GetItem(attrs, "feature_names_in_") is not NULL:
+            return False
+        value = PyDict_GetItem(attrs, "_state")
+        if value is NULL or not self._binds(<object>value):
+            return False
+        if not same_entries(attrs, self.g_names, self.g_values):
+            return False
+        value = PyDict_GetItem(attrs, "classes_")
+        if value is NULL or value != <PyObject*>self.g_classes:
+            return False
+        value = PyDict_GetItem(attrs, "_rng")
+        if value is NULL or value != <PyObject*>self.g_rng:
+            return False
+        value = PyDict_GetItem(self.g_globals, "_FORCE_PATH")
+        if value is NULL or not (value == <PyObject*>self.g_force or <object>value == self.g_force):
+            return False
+        value = PyDict_GetItem(attrs, "_kernel")
+        if value is NULL:
+            return False
+        kernel = <object>value
+        return getattr(type(kernel), "diag", None) is self.g_diag
+
+    def learn(self, object est, dict x, dict index, int64_t label):
+        """River's ``learn_one``: the event ``x`` (as :meth:`load_dict`
+        loads it) of class index ``label`` played as the next one-row call
+        of ``est``, whole, in compiled code, where the stream is the one
+        guarded (:meth:`guard`).
+
+        The steps of ``_OneRowPath.play`` for a stream whose round needs no
+        Python: the round and its margin, the fold, the test of the
+        average, then the estimator's ``_n_seen``, ``n_iter_`` and
+        ``n_mistakes_`` and its published attributes dropped. No Python
+        code runs between the first change and the last, so that no
+        interrupt can land in between; a step that fails undoes the round.
+
+        Returns 0 (played); -1: not played, nothing changed (the event, the
+        stream or the round needs the general path: a value that is not a
+        finite number, more room, a pool to grow or compress); 2, 3 or 4
+        (as :meth:`play`) or 5 (the average is not finite): not played,
+        undone, the caller raises.
+        """
+        return self._learn(est, x, index, label)
+
+    cdef int _learn(self, object est, dict x, dict index, int64_t label) except? -9:
+        cdef dict attrs = est.__dict__
+        cdef PyObject* value
+        cdef int64_t index_, y
+        cdef int code
+        cdef object n_seen, n_mistakes, key
+        cdef Engine e = self.engine
+        if not self.valid_for(attrs):
+            return -1
+        value = PyDict_GetItem(attrs, "_n_seen")
+        if value is NULL or type(<object>value) is not int:
+            return -1
+        index_ = <object>value
+        try:
+            if not self.load_dict(x, index):
+                return -1
+        except (TypeError, ValueError, OverflowError):
+            return -1
+        if not self._fits():
+            return -1
+        # Everything the last step sets, made before the first change.
+        n_seen = index_ + 1
+        key = id(est)
+        y = (2 * label - 1) if self.g_binary else label
+        self._begin(False)
+        code = self._round(y, 1.0, self.g_kxx, index_, True)
+        if code == 0 and self.interrupt_at == 1:
+            code = -2
+        if code == 0 and self.averaged:
+            if not self._fold():
+                code = -1  # a pool to grow or compress: Python's
+            elif self.interrupt_at == 2:
+                code = -2
+            elif not finite_sums(e.acc, e.alpha, e.stamp, e.clock, e.n, self.pool_coef,
+                                 self.pool_n[0]):
+                code = 5
+            elif self.interrupt_at == 3:
+                code = -2
+        if code:
+            self._undo()
+            if code == -2:
+                raise KeyboardInterrupt
+            return code
+        try:
+            n_mistakes = self.counters[2]
+        except BaseException:  # (no memory for an int)
+            self._undo()
+            raise
+        PyDict_SetItem(attrs, "_n_seen", n_seen)
+        PyDict_SetItem(attrs, "n_iter_", 1)
+        PyDict_SetItem(attrs, "n_mistakes_", n_mistakes)
+        if PyDict_GetItem(self.g_published, key) is not NULL:
+            PyDict_DelItem(self.g_published, key)
+        self.active = False
+        return 0
+
     def average_finite(self):
         """Whether the sums of the average are finite after the round
         (``_AveragingMixin._average_is_finite`` on the arrays bound here)."""
@@ -441,6 +602,9 @@ cdef class OneRow:
 
     def undo(self):
         """Put back everything the last :meth:`play` changed (nothing if none is active)."""
+        self._undo()
+
+    cdef void _undo(self) noexcept:
         cdef Engine e = self.engine
         cdef Py_ssize_t i, c, a, n
         self.seen = False
@@ -496,6 +660,40 @@ cdef class OneRow:
     def rounds(self):
         """Rounds of the stream played (the state's count)."""
         return self.counters[1]
+
+    def proba_event(self, object est, dict x, dict index):
+        """River's ``predict_proba_one`` of ``est``: the probabilities of the
+        event ``x`` (see :meth:`proba_of_scores`) where the scale of the
+        rounds played is the one kept (``scale_value``), the stream's state
+        the one bound and the scores finite; else None (the Python side
+        decides, and fits the scale)."""
+        cdef dict attrs = est.__dict__
+        cdef PyObject* value
+        cdef int64_t t = self.counters[1]
+        cdef object scores
+        if self.averaged:
+            t //= self.cal_every
+        if t != self.scale_round or PyDict_GetItem(attrs, "feature_names_in_") is not NULL:
+            return None
+        value = PyDict_GetItem(attrs, "_state")
+        if value is NULL or not self._binds(<object>value):
+            return None
+        value = PyDict_GetItem(attrs, "_conversion")
+        if value is NULL:
+            return None
+        conversion = <object>value
+        try:
+            if conversion == "last":
+                scores = self.score_dict(x, index)
+            elif conversion == "average" or conversion == "exact":
+                scores = self.average_dict(x, index)
+            else:
+                return None
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if scores is None:
+            return None
+        return self.proba_of_scores(self.scale_value)
 
     def average_dict(self, dict x, dict index):
         """Scores of the event ``x`` under the average of the rounds played:
@@ -571,6 +769,31 @@ cdef class OneRow:
         if e.R == 1:
             return e.f[0]
         return [e.f[c] for c in range(e.R)]
+
+
+def learn_guarded(dict paths, object est, dict x, dict index, int64_t label):
+    """:meth:`OneRow.learn` of the one-row path of ``est`` in ``paths`` (a
+    ``WeakCache``'s entries: id -> (weak reference, path)), if it has a
+    guarded one; else -1, nothing done."""
+    cdef PyObject* entry = PyDict_GetItem(paths, id(est))
+    if entry is NULL:
+        return -1
+    fast = getattr((<object>entry)[1], "fast", None)
+    if type(fast) is not OneRow:
+        return -1
+    return (<OneRow>fast)._learn(est, x, index, label)
+
+
+def proba_guarded(dict paths, object est, dict x, dict index):
+    """:meth:`OneRow.proba_event` of the one-row path of ``est`` in
+    ``paths`` (as :func:`learn_guarded`), or None."""
+    cdef PyObject* entry = PyDict_GetItem(paths, id(est))
+    if entry is NULL:
+        return None
+    fast = getattr((<object>entry)[1], "fast", None)
+    if type(fast) is not OneRow:
+        return None
+    return (<OneRow>fast).proba_event(est, x, index)
 
 
 def same_entries(dict attrs, tuple names, tuple values):

@@ -62,6 +62,12 @@ class WeakCache:
             ref = entry[0]
         entries[key] = (ref, value)
 
+    @property
+    def entries(self):
+        """The dict behind the cache: ``id(obj)`` -> ``(weak reference,
+        value)``, the same object for the cache's life (read by compiled code)."""
+        return self._entries
+
     def __contains__(self, obj):
         return id(obj) in self._entries
 

@@ -564,12 +564,12 @@ def test_river_refits_the_scale_as_proba_scale_does(n_classes):
         if est is not None:
             start = SCALE_HINTS.get(est)
             path = _one_row._ONE_ROW.get(est)
-            t = getattr(path, "scale_round", None)
+            t = None if path is None else path.fast.scale_round
             expected = fit_scale(est._state, start)
         model.predict_proba_one(x)
-        if path is not None and path.scale_round != t:
+        if path is not None and path.fast.scale_round != t:
             refits += 1
-            assert path.scale == expected
+            assert path.fast.scale_value == expected
             assert SCALE_HINTS[est] == expected
             assert _one_row._transaction.published(est)["proba_scale_"] == expected
         model.learn_one(x, label)
