@@ -28,6 +28,7 @@ from contextlib import nullcontext
 import numpy as np
 import scipy.sparse as sp
 
+from ._dense_rows import SparseScratch
 from ._engine import Engine
 from ._kernels import single_blas_thread
 
@@ -248,6 +249,8 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
     # Rounds that are not recorded (the later epochs of fit) change the
     # model whose scale the recorded margins fit: see _rescale_margins.
     norm_before = None if calibrate else est._model_norm()
+    # The blocks' kernel buffers, allocated once per call (sparse rbf rows).
+    scratch = SparseScratch()
     start = 0
     while start < X.shape[0]:
         stop = min(start + _BLOCK_SIZE, X.shape[0])
@@ -269,7 +272,7 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
             small = b * Z.shape[0] * X.shape[1] < _SINGLE_THREAD_FLOPS
             # Overflow shows as non-finite scores, reported by the loop.
             with single_blas_thread() if small else nullcontext(), np.errstate(all="ignore"):
-                Kc = kernel.rounds_block(Xb, Z, n)
+                Kc = kernel.rounds_block(Xb, Z, n, scratch)
             if est._dense and est._kernel_code is not None and not np.isfinite(Kc).all():
                 # Huge rows: the values of the direct path, by differences.
                 Kc = est._kernel_matrix(Xb, Z)

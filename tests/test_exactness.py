@@ -409,6 +409,55 @@ def test_rounds_block_of_sparse_rows_gives_the_values_the_rounds_read():
     assert np.array_equal(linear.rounds_block(Xb, Z, n_members), linear(Xb, Z))
 
 
+@pytest.mark.any_kernel_path
+def test_sparse_rbf_with_reused_buffers_gives_the_bits_of_rbf_kernel():
+    # The blocks of a call reuse one SparseScratch: its index of the
+    # members' entries (linked lists, emptied after each call, or the
+    # transposed copy, by the entries per feature) and its output buffer,
+    # for blocks and member sets that grow and shrink. Each call's values
+    # are rbf_kernel's to the bit, and a call leaves nothing that changes
+    # the next one (the same values as a call with fresh buffers).
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._dense_rows import SparseScratch, sparse_rbf_exponents
+    from sklearn_budget._kernels import _ROUNDS_CHUNK, Kernel
+
+    rng = np.random.RandomState(11)
+    scratch = SparseScratch()
+    kernel = Kernel("rbf", gamma=0.4)
+    d = 2_000
+    seen_lists = seen_transposed = False
+    for trial in range(80):
+        n_members, b = rng.randint(0, 120), rng.randint(1, 90)
+        # Few entries per feature (the lists) or many (the transposed copy).
+        density = [0.001, 0.02, 0.1][trial % 3]
+        members = sp.random(n_members, d, density=density, format="csr", random_state=rng)
+        if trial % 4 == 0:
+            Xb = _messy_csr(rng, b, d, np.int32)  # unsorted, repeated, empty rows
+        else:
+            Xb = sp.random(b, d, density=density, format="csr", random_state=rng)
+            Xb[rng.randint(b)] = 0.0  # an empty row
+            Xb.eliminate_zeros()
+            if b > 1:
+                Xb[1] = Xb[0]  # a duplicate row: distance 0
+        Z = sp.vstack([members, Xb], format="csr")
+        lists = Z.nnz <= 2 * d
+        seen_lists, seen_transposed = seen_lists or lists, seen_transposed or not lists
+        got = kernel.rounds_block(Xb, Z, n_members, scratch).copy()
+        fresh = kernel.rounds_block(Xb, Z, n_members)
+        assert np.array_equal(got, fresh, equal_nan=True)
+        full = rbf_kernel(Xb, Z, gamma=0.4)
+        for j in range(b):
+            end = min(Z.shape[0], n_members + (j // _ROUNDS_CHUNK + 1) * _ROUNDS_CHUNK)
+            assert np.array_equal(got[j, :end], full[j, :end])
+            assert np.isnan(got[j, end:]).all()
+        # Whole matrices (no block of rounds) with the same buffers.
+        K = sparse_rbf_exponents(Xb, Z, 0.4, False, scratch=scratch)
+        np.exp(K, out=K)
+        assert np.array_equal(K, full)
+    assert seen_lists and seen_transposed
+
+
 def test_rows_of_csr_are_those_of_scipy_indexing():
     # The rounds gather CSR rows themselves (slices of the call, the members
     # of a block): the same data, indices and pointers as scipy's indexing.
