@@ -15,6 +15,7 @@ exponents of the rbf kernel of CSR rows, as scikit-learn computes them, and
 # SPDX-License-Identifier: BSD-3-Clause
 
 from libc.math cimport NAN, isfinite
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -202,6 +203,39 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
             for e in range(nnz):  # the lists emptied for the next call
                 head[zi[e]] = -1
     return out
+
+
+def gather_csr_rows(data, indices, indptr, rows):
+    """The data, column indices and index pointers of the CSR rows ``rows``
+    (an array of non-negative row indices) of ``(data, indices, indptr)``,
+    in their stored order: the arrays of scipy's row indexing, with their
+    types, copied a row at a time (the blocks of rounds gather their
+    members once per block).
+    """
+    data = np.ascontiguousarray(data)
+    indices = np.ascontiguousarray(indices)
+    cdef const Py_ssize_t[::1] ptr = np.ascontiguousarray(indptr, dtype=np.intp)
+    cdef const Py_ssize_t[::1] r = np.ascontiguousarray(rows, dtype=np.intp)
+    cdef Py_ssize_t n = r.shape[0], i, first, size
+    out_ptr = np.empty(n + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] op = out_ptr
+    op[0] = 0
+    for i in range(n):
+        op[i + 1] = op[i] + ptr[r[i] + 1] - ptr[r[i]]
+    out_data = np.empty(op[n], dtype=data.dtype)
+    out_indices = np.empty(op[n], dtype=indices.dtype)
+    cdef unsigned char[::1] od = out_data.view(np.uint8)
+    cdef unsigned char[::1] oi = out_indices.view(np.uint8)
+    cdef const unsigned char[::1] sd = data.view(np.uint8)
+    cdef const unsigned char[::1] si = indices.view(np.uint8)
+    cdef Py_ssize_t ds = data.itemsize, js = indices.itemsize
+    with nogil:
+        for i in range(n):
+            first, size = ptr[r[i]], op[i + 1] - op[i]
+            if size > 0:
+                memcpy(&od[op[i] * ds], &sd[first * ds], size * ds)
+                memcpy(&oi[op[i] * js], &si[first * js], size * js)
+    return out_data, out_indices, out_ptr.astype(indptr.dtype, copy=False)
 
 
 cdef inline void rbf_exponents(double* k, Py_ssize_t m, Py_ssize_t i, double xxi,

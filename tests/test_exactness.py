@@ -474,7 +474,8 @@ def test_rows_of_csr_are_those_of_scipy_indexing():
             got, expected = _rows(X, rows), X[rows]
             assert type(got) is type(expected) and got.shape == expected.shape
             for name in ("data", "indices", "indptr"):
-                assert np.array_equal(getattr(got, name), getattr(expected, name))
+                a, b = getattr(got, name), getattr(expected, name)
+                assert a.dtype == b.dtype and np.array_equal(a, b), name
 
 
 def test_stacked_rows_of_csr_are_those_of_scipy_vstack():
@@ -482,7 +483,7 @@ def test_stacked_rows_of_csr_are_those_of_scipy_vstack():
     # in one construction: the matrix of scipy's vstack of the pool's rows
     # and the rows gathered by scipy's indexing, to the data, indices,
     # pointers and their types.
-    from sklearn_budget._rounds import _stack_rows
+    from sklearn_budget._rounds import _stack_rows, _vstack
 
     rng = np.random.RandomState(6)
     for trial in range(60):
@@ -493,9 +494,13 @@ def test_stacked_rows_of_csr_are_those_of_scipy_vstack():
             X = _messy_csr(rng, m, 40, np.int64)
         if trial % 3 == 2:
             A = _messy_csr(rng, n, 40, np.int64)
-        for rows in (rng.randint(0, m, rng.randint(0, 30)), np.arange(m)[::-1]):
+        picks = (rng.randint(0, m, rng.randint(0, 30)), np.arange(m)[::-1], np.arange(m))
+        for rows in picks:
             got = _stack_rows(A, X, rows)
             expected = sp.vstack([A, X[rows]], format="csr")
+            if rows.size == m and (rows == np.arange(m)).all():
+                # The members and the block of rounds: the same stack.
+                got = _vstack(A, X)
             assert type(got) is type(expected) and got.shape == expected.shape
             for name in ("data", "indices", "indptr"):
                 a, b = getattr(got, name), getattr(expected, name)
