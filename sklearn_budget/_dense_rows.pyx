@@ -7,8 +7,10 @@ give the kernel values of the *direct* path of the round loop, computed
 from differences of the rows; :func:`kernel_block` gives the same values
 for a block of rows, row by row, so that every kernel value of a dense
 stream has one arithmetic. :func:`sparse_rbf_exponents` gives the
-exponents of the rbf kernel of CSR rows, as scikit-learn computes them, and
-:func:`dense_rbf_exponents` those of dense rows from their products.
+exponents of the rbf kernel of CSR rows, as scikit-learn computes them (in
+the buffers of a :class:`SparseScratch` across the blocks of a call), and
+:func:`dense_rbf_exponents` those of dense rows from their products;
+:func:`gather_csr_rows` copies CSR rows, as the blocks gather their members.
 """
 
 # Authors: The sklearn-budget developers
@@ -207,7 +209,8 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
 
 def gather_csr_rows(data, indices, indptr, rows):
     """The data, column indices and index pointers of the CSR rows ``rows``
-    (an array of non-negative row indices) of ``(data, indices, indptr)``,
+    (an array of row indices in ``[0, n_rows)``, unchecked) of
+    ``(data, indices, indptr)``,
     in their stored order: the arrays of scipy's row indexing, with their
     types, copied a row at a time (the blocks of rounds gather their
     members once per block).

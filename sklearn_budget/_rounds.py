@@ -242,8 +242,9 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
     # Rounds that are not recorded (the later epochs of fit) change the
     # model whose scale the recorded margins fit: see _rescale_margins.
     norm_before = None if calibrate else est._model_norm()
-    # The blocks' kernel buffers, allocated once per call (sparse rbf rows).
-    scratch = SparseScratch()
+    # The blocks' kernel buffers, allocated once per call (sparse rbf rows)
+    # at its first block that computes kernel values.
+    scratch = None
     start = 0
     while start < X.shape[0]:
         stop = min(start + _BLOCK_SIZE, X.shape[0])
@@ -261,6 +262,7 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
             diag = np.ascontiguousarray(kernel.diag(Xb), dtype=np.float64)
         Z = Kc = None
         if not _uses_direct_path(est, n, b, X.shape[1], force):
+            scratch = SparseScratch() if scratch is None else scratch
             Z = _vstack(est._sv, Xb)
             small = b * Z.shape[0] * X.shape[1] < _SINGLE_THREAD_FLOPS
             # Overflow shows as non-finite scores, reported by the loop.
