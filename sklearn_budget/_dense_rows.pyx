@@ -7,14 +7,17 @@ give the kernel values of the *direct* path of the round loop, computed
 from differences of the rows; :func:`kernel_block` gives the same values
 for a block of rows, row by row, so that every kernel value of a dense
 stream has one arithmetic. :func:`sparse_rbf_exponents` gives the
-exponents of the rbf kernel of CSR rows, as scikit-learn computes them, and
-:func:`dense_rbf_exponents` those of dense rows from their products.
+exponents of the rbf kernel of CSR rows, as scikit-learn computes them (in
+the buffers of a :class:`SparseScratch` across the blocks of a call), and
+:func:`dense_rbf_exponents` those of dense rows from their products;
+:func:`gather_csr_rows` copies CSR rows, as the blocks gather their members.
 """
 
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 from libc.math cimport NAN, isfinite
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -52,23 +55,75 @@ def kernel_block(const double[:, ::1] X, const double[:, ::1] Z, kernel_code, do
     return out
 
 
+cdef class SparseScratch:
+    """Buffers of :func:`sparse_rbf_exponents` kept from one call to the next.
+
+    The blocks of rounds of one call of ``fit`` or ``partial_fit`` ask for
+    the kernel values of a block against the members block after block;
+    allocating the index of the members' entries by feature and the output
+    on each call costs page faults and ``O(n_features)`` initialisations
+    that exceed the kernel values themselves for high-dimensional rows. One
+    instance serves one call (it is not shared between threads). The output
+    of a call is a view of ``out``, overwritten by the next call.
+    """
+
+    cdef object head, nxt, row, first, fill, val, out
+    cdef Py_ssize_t spare
+
+    def __init__(self, bint reused=True):
+        # Buffers that grow for later calls take twice what is asked.
+        self.spare = 2 if reused else 1
+        self.head = np.empty(0, dtype=np.intp)  # all -1 between calls
+        self.first = np.empty(0, dtype=np.intp)
+        self.fill = self.first
+        self.nxt = self.row = self.first
+        self.val = self.out = np.empty(0)
+
+    cdef object output(self, Py_ssize_t n, Py_ssize_t m):
+        if self.out.shape[0] < n * m:
+            self.out = np.empty(self.spare * n * m)
+        return self.out[: n * m].reshape(n, m)
+
+    cdef int reserve(self, Py_ssize_t d, Py_ssize_t nnz, bint lists) except -1:
+        """Room for an index of ``nnz`` entries in ``d`` features."""
+        if lists and self.head.shape[0] < d:
+            self.head = np.full(d, -1, dtype=np.intp)
+        if not lists and self.first.shape[0] < d + 1:
+            self.first = np.empty(d + 1, dtype=np.intp)
+            self.fill = np.empty(d, dtype=np.intp)
+        if self.row.shape[0] < nnz:
+            self.row = np.empty(self.spare * nnz, dtype=np.intp)
+        if lists and self.nxt.shape[0] < nnz:
+            self.nxt = np.empty(self.spare * nnz, dtype=np.intp)
+        if not lists and self.val.shape[0] < nnz:
+            self.val = np.empty(self.spare * nnz)
+        return 0
+
+
 def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
-                         Py_ssize_t chunk=1):
+                         Py_ssize_t chunk=1, SparseScratch scratch=None):
     """``-gamma ||x - z||^2`` for the float64 CSR rows of ``X`` and ``Z``, the
     bits of scikit-learn's ``rbf_kernel`` before its ``exp``.
 
     Its arithmetic in its order: the squared norms summed along each row;
     the products ``x . z`` as ``csr_matmul_csr_to_dense`` sums them (in the
     order of ``x``'s entries, over the rows of ``Z`` holding each feature in
-    increasing order), from ``Z`` transposed here, or, for rows of many more
-    features than ``Z`` has entries, from linked lists of its entries by
-    feature (no ``O(n_features)`` pass, no copy of ``Z``); then ``(-2 x.z + ||x||^2) + ||z||^2``, negatives set to zero, zero on the
-    diagonal if ``same`` (``Z`` is ``X``), times ``-gamma``.
+    increasing order), from ``Z`` transposed here, or, when ``Z`` has at
+    most two entries per feature on average, from linked lists of its
+    entries by feature (no ``O(n_features)`` pass over the features with
+    ``scratch``, no copy of ``Z``); then ``(-2 x.z + ||x||^2) + ||z||^2``,
+    negatives set to zero, zero on the diagonal if ``same`` (``Z`` is
+    ``X``), times ``-gamma``. The two indexes visit the same entries in the
+    same order: they differ only in speed (the lists' walk reads scattered
+    entries, the transposed copy costs passes over all the features).
 
     ``lower >= 0``: ``Z`` is ``lower`` members followed by the rows of
     ``X`` (a block of rounds, which reads row ``i`` against the rows before
     it only); row ``i`` is computed against the members and the rows of
     ``X`` up to the end of its chunk of ``chunk`` rows, NaN beyond.
+
+    ``scratch``: a :class:`SparseScratch` whose buffers the call reuses;
+    the result is then a view of its output buffer.
     """
     cdef const double[::1] xd = np.ascontiguousarray(X.data, dtype=np.float64)
     cdef const Py_ssize_t[::1] xi = np.asarray(X.indices, dtype=np.intp)
@@ -78,20 +133,20 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
     cdef const Py_ssize_t[::1] zp = np.asarray(Z.indptr, dtype=np.intp)
     cdef Py_ssize_t n = X.shape[0], m = Z.shape[0], i, j, e, f, k, lim = m
     cdef double a, g = -gamma
-    out = np.zeros((n, m))
+    cdef Py_ssize_t d = X.shape[1], nnz = zi.shape[0], p
+    cdef bint lists = nnz <= 2 * d
+    if scratch is None:
+        scratch = SparseScratch(False)
+    scratch.reserve(d, nnz, lists)
+    out = scratch.output(n, m)
     cdef double[:, ::1] K = out
     cdef double[::1] xx = np.zeros(n)
     cdef double[::1] zz = xx if same else np.zeros(m)
-    cdef Py_ssize_t d = X.shape[1], nnz = zi.shape[0], p
-    cdef bint lists = d > 4 * nnz
     # Lists: head[k] the first entry of Z in feature k (-1: none), nxt[e]
     # the next. Transposed: the entries of feature k at first[k]:first[k + 1].
-    cdef Py_ssize_t[::1] head = np.full(d if lists else 1, -1, dtype=np.intp)
-    cdef Py_ssize_t[::1] nxt = np.empty(max(nnz, 1), dtype=np.intp)
-    cdef Py_ssize_t[::1] row = np.empty(max(nnz, 1), dtype=np.intp)
-    cdef Py_ssize_t[::1] first = np.zeros(1 if lists else d + 1, dtype=np.intp)
-    cdef Py_ssize_t[::1] fill = np.empty(1 if lists else d, dtype=np.intp)
-    cdef double[::1] val = np.empty(1 if lists else max(nnz, 1))
+    cdef Py_ssize_t[::1] head = scratch.head, nxt = scratch.nxt, row = scratch.row
+    cdef Py_ssize_t[::1] first = scratch.first, fill = scratch.fill
+    cdef double[::1] val = scratch.val
     with nogil:
         for i in range(n):
             for e in range(xp[i], xp[i + 1]):
@@ -112,6 +167,8 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
         else:
             # A stable counting sort by feature (as scipy's csr_tocsc);
             # fill[k]: the next free place of feature k.
+            for k in range(d + 1):
+                first[k] = 0
             for e in range(nnz):
                 first[zi[e] + 1] += 1
             for k in range(d):
@@ -125,23 +182,63 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
                     row[p] = j
                     val[p] = zd[e]
         for i in range(n):
+            if lower >= 0:
+                lim = min(m, lower + (i // chunk + 1) * chunk)
+            for j in range(lim):
+                K[i, j] = 0.0
+            for j in range(lim, m):
+                K[i, j] = NAN
             for f in range(xp[i], xp[i + 1]):
                 a = xd[f]
                 if lists:
                     e = head[xi[f]]
-                    while e >= 0:
+                    while e >= 0 and row[e] < lim:
                         K[i, row[e]] += a * zd[e]
                         e = nxt[e]
                 else:
                     k = xi[f]
                     for p in range(first[k], first[k + 1]):
-                        K[i, row[p]] += a * val[p]
-            if lower >= 0:
-                lim = min(m, lower + (i // chunk + 1) * chunk)
-                for j in range(lim, m):
-                    K[i, j] = NAN
+                        if row[p] < lim:
+                            K[i, row[p]] += a * val[p]
             rbf_exponents(&K[i, 0], lim, i, xx[i], &zz[0], same, g)
+        if lists:
+            for e in range(nnz):  # the lists emptied for the next call
+                head[zi[e]] = -1
     return out
+
+
+def gather_csr_rows(data, indices, indptr, rows):
+    """The data, column indices and index pointers of the CSR rows ``rows``
+    (an array of row indices in ``[0, n_rows)``, unchecked) of
+    ``(data, indices, indptr)``,
+    in their stored order: the arrays of scipy's row indexing, with their
+    types, copied a row at a time (the blocks of rounds gather their
+    members once per block).
+    """
+    data = np.ascontiguousarray(data)
+    indices = np.ascontiguousarray(indices)
+    cdef const Py_ssize_t[::1] ptr = np.ascontiguousarray(indptr, dtype=np.intp)
+    cdef const Py_ssize_t[::1] r = np.ascontiguousarray(rows, dtype=np.intp)
+    cdef Py_ssize_t n = r.shape[0], i, first, size
+    out_ptr = np.empty(n + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] op = out_ptr
+    op[0] = 0
+    for i in range(n):
+        op[i + 1] = op[i] + ptr[r[i] + 1] - ptr[r[i]]
+    out_data = np.empty(op[n], dtype=data.dtype)
+    out_indices = np.empty(op[n], dtype=indices.dtype)
+    cdef unsigned char[::1] od = out_data.view(np.uint8)
+    cdef unsigned char[::1] oi = out_indices.view(np.uint8)
+    cdef const unsigned char[::1] sd = data.view(np.uint8)
+    cdef const unsigned char[::1] si = indices.view(np.uint8)
+    cdef Py_ssize_t ds = data.itemsize, js = indices.itemsize
+    with nogil:
+        for i in range(n):
+            first, size = ptr[r[i]], op[i + 1] - op[i]
+            if size > 0:
+                memcpy(&od[op[i] * ds], &sd[first * ds], size * ds)
+                memcpy(&oi[op[i] * js], &si[first * js], size * js)
+    return out_data, out_indices, out_ptr.astype(indptr.dtype, copy=False)
 
 
 cdef inline void rbf_exponents(double* k, Py_ssize_t m, Py_ssize_t i, double xxi,

@@ -278,7 +278,7 @@ class Kernel:
             raise ValueError(f"The kernel {name!r} returned NaN or infinite values.")
         return K
 
-    def rounds_block(self, Xb, Z, n_members):
+    def rounds_block(self, Xb, Z, n_members, scratch=None):
         """The kernel values that a block of rounds reads, ``K(Xb, Z)``.
 
         ``Z`` is ``n_members`` members followed by the rows of ``Xb``. The
@@ -289,11 +289,15 @@ class Kernel:
         values of a row with later rows of its block are NaN. In high
         dimension the exponentials of the block's rows with each other cost
         more than those with a small support set.
+
+        ``scratch``: the :class:`~sklearn_budget._dense_rows.SparseScratch`
+        of the call's blocks (the values are then a view of its buffer,
+        valid until the next block), or None.
         """
         if not (self.kernel == "rbf" and _is_csr64(Xb) and _is_csr64(Z)):
             return np.ascontiguousarray(self(Xb, Z), dtype=np.float64)
         chunk = _ROUNDS_CHUNK
-        K = sparse_rbf_exponents(Xb, Z, self.gamma, False, n_members, chunk)
+        K = sparse_rbf_exponents(Xb, Z, self.gamma, False, n_members, chunk, scratch)
         for start in range(0, Xb.shape[0], chunk):
             rows = K[start : start + chunk, : n_members + start + chunk]
             np.exp(rows, out=rows)

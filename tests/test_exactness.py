@@ -409,6 +409,55 @@ def test_rounds_block_of_sparse_rows_gives_the_values_the_rounds_read():
     assert np.array_equal(linear.rounds_block(Xb, Z, n_members), linear(Xb, Z))
 
 
+@pytest.mark.any_kernel_path
+def test_sparse_rbf_with_reused_buffers_gives_the_bits_of_rbf_kernel():
+    # The blocks of a call reuse one SparseScratch: its index of the
+    # members' entries (linked lists, emptied after each call, or the
+    # transposed copy, by the entries per feature) and its output buffer,
+    # for blocks and member sets that grow and shrink. Each call's values
+    # are rbf_kernel's to the bit, and a call leaves nothing that changes
+    # the next one (the same values as a call with fresh buffers).
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._dense_rows import SparseScratch, sparse_rbf_exponents
+    from sklearn_budget._kernels import _ROUNDS_CHUNK, Kernel
+
+    rng = np.random.RandomState(11)
+    scratch = SparseScratch()
+    kernel = Kernel("rbf", gamma=0.4)
+    d = 2_000
+    seen_lists = seen_transposed = False
+    for trial in range(80):
+        n_members, b = rng.randint(0, 120), rng.randint(1, 90)
+        # Few entries per feature (the lists) or many (the transposed copy).
+        density = [0.001, 0.02, 0.1][trial % 3]
+        members = sp.random(n_members, d, density=density, format="csr", random_state=rng)
+        if trial % 4 == 0:
+            Xb = _messy_csr(rng, b, d, np.int32)  # unsorted, repeated, empty rows
+        else:
+            Xb = sp.random(b, d, density=density, format="csr", random_state=rng)
+            Xb[rng.randint(b)] = 0.0  # an empty row
+            Xb.eliminate_zeros()
+            if b > 1:
+                Xb[1] = Xb[0]  # a duplicate row: distance 0
+        Z = sp.vstack([members, Xb], format="csr")
+        lists = Z.nnz <= 2 * d
+        seen_lists, seen_transposed = seen_lists or lists, seen_transposed or not lists
+        got = kernel.rounds_block(Xb, Z, n_members, scratch).copy()
+        fresh = kernel.rounds_block(Xb, Z, n_members)
+        assert np.array_equal(got, fresh, equal_nan=True)
+        full = rbf_kernel(Xb, Z, gamma=0.4)
+        for j in range(b):
+            end = min(Z.shape[0], n_members + (j // _ROUNDS_CHUNK + 1) * _ROUNDS_CHUNK)
+            assert np.array_equal(got[j, :end], full[j, :end])
+            assert np.isnan(got[j, end:]).all()
+        # Whole matrices (no block of rounds) with the same buffers.
+        K = sparse_rbf_exponents(Xb, Z, 0.4, False, scratch=scratch)
+        np.exp(K, out=K)
+        assert np.array_equal(K, full)
+    assert seen_lists and seen_transposed
+
+
 def test_rows_of_csr_are_those_of_scipy_indexing():
     # The rounds gather CSR rows themselves (slices of the call, the members
     # of a block): the same data, indices and pointers as scipy's indexing.
@@ -425,7 +474,8 @@ def test_rows_of_csr_are_those_of_scipy_indexing():
             got, expected = _rows(X, rows), X[rows]
             assert type(got) is type(expected) and got.shape == expected.shape
             for name in ("data", "indices", "indptr"):
-                assert np.array_equal(getattr(got, name), getattr(expected, name))
+                a, b = getattr(got, name), getattr(expected, name)
+                assert a.dtype == b.dtype and np.array_equal(a, b), name
 
 
 def test_stacked_rows_of_csr_are_those_of_scipy_vstack():
@@ -433,7 +483,7 @@ def test_stacked_rows_of_csr_are_those_of_scipy_vstack():
     # in one construction: the matrix of scipy's vstack of the pool's rows
     # and the rows gathered by scipy's indexing, to the data, indices,
     # pointers and their types.
-    from sklearn_budget._rounds import _stack_rows
+    from sklearn_budget._rounds import _stack_rows, _vstack
 
     rng = np.random.RandomState(6)
     for trial in range(60):
@@ -444,9 +494,13 @@ def test_stacked_rows_of_csr_are_those_of_scipy_vstack():
             X = _messy_csr(rng, m, 40, np.int64)
         if trial % 3 == 2:
             A = _messy_csr(rng, n, 40, np.int64)
-        for rows in (rng.randint(0, m, rng.randint(0, 30)), np.arange(m)[::-1]):
+        picks = (rng.randint(0, m, rng.randint(0, 30)), np.arange(m)[::-1], np.arange(m))
+        for rows in picks:
             got = _stack_rows(A, X, rows)
             expected = sp.vstack([A, X[rows]], format="csr")
+            if rows.size == m and (rows == np.arange(m)).all():
+                # The members and the block of rounds: the same stack.
+                got = _vstack(A, X)
             assert type(got) is type(expected) and got.shape == expected.shape
             for name in ("data", "indices", "indptr"):
                 a, b = getattr(got, name), getattr(expected, name)
