@@ -12,6 +12,7 @@ stream, what a call of many rows builds once per call.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from cpython.dict cimport PyDict_DelItem, PyDict_GetItem, PyDict_SetItem
+from cpython.exc cimport PyErr_CheckSignals, PyErr_SetInterrupt
 from cpython.object cimport PyObject
 from libc.math cimport exp, isfinite
 from libc.stdint cimport int64_t
@@ -142,7 +143,8 @@ cdef class OneRow:
     cdef public double scale_value
     cdef public int64_t scale_round
     #: Tests only: :meth:`learn` fails as an interrupt would after its step
-    #: ``interrupt_at`` (1: the round, 2: the fold, 3: the test of the average).
+    #: ``interrupt_at`` (1: the round, 2: the fold, 3: the test of the average),
+    #: or (4) a SIGINT arrives after its last step that can fail.
     cdef public int interrupt_at
 
     def __init__(self, Engine engine, Rule rule, dict state, list undo_names,
@@ -582,8 +584,15 @@ cdef class OneRow:
                 raise KeyboardInterrupt
             return code
         try:
-            n_mistakes = self.counters[2]
-        except BaseException:  # (no memory for an int)
+            n_mistakes = self.counters[2]  # (may fail: no memory for an int)
+            if self.interrupt_at == 4:
+                PyErr_SetInterrupt()
+            # Python runs a signal's handler only between bytecodes: a Ctrl-C
+            # that came during the call would raise just after it returns,
+            # the event learnt. Its handler runs here instead, while the call
+            # can still be undone.
+            PyErr_CheckSignals()
+        except BaseException:
             self._undo()
             raise
         PyDict_SetItem(attrs, "_n_seen", n_seen)

@@ -13,6 +13,7 @@ probabilities are those of the general path, to the last bit.
 """
 
 import pickle
+import signal
 
 import numpy as np
 import pytest
@@ -166,6 +167,14 @@ def test_the_compiled_probabilities_are_the_general_paths(name, average, n_class
     assert compiled > 0.9 * len(y)
 
 
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler during the test (a runner may install another)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize(
     "name, average, step",
     [
@@ -177,12 +186,16 @@ def test_the_compiled_probabilities_are_the_general_paths(name, average, n_class
         ("BudgetPerceptron", True, 2),
         ("Projectron", True, 3),
         ("BudgetedSGDClassifier", "exact", 2),
+        ("Forgetron", True, 4),
+        ("BudgetPerceptron", False, 4),
     ],
 )
-def test_an_interrupt_in_the_compiled_call_changes_nothing(name, average, step):
+def test_an_interrupt_in_the_compiled_call_changes_nothing(name, average, step, python_sigint):
     # The compiled call interrupted after its step ``step`` (1: the round
     # and its margin recorded, 2: the members that left folded into the
-    # pool, 3: the average tested) undoes everything: the state arrays, the
+    # pool, 3: the average tested; 4: a SIGINT that arrives during the call,
+    # whose handler Python would otherwise run only after the call returned,
+    # the event learnt) undoes everything: the state arrays, the
     # estimator's attributes, the published attributes and the kept row of
     # the prediction; played again, the events give the model of one call.
     X, y, events = _events(300, seed=step)
