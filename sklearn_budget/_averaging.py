@@ -126,6 +126,22 @@ def _ridge_solve(normal, rhs, ridge):
     return out if np.isfinite(out).all() else None
 
 
+def ridge_fit(normal, rhs, ridge):
+    """``(normal + r I)^{-1} rhs`` for the first ``r`` of ``ridge``, 100 and
+    10,000 times it whose Cholesky factor exists and gives finite values,
+    or None.
+
+    The larger ridges serve a Gram matrix that rounding leaves barely
+    indefinite: a kernel only just positive semi-definite, or members (or
+    centres) nearly on top of each other.
+    """
+    for larger in (1.0, 1e2, 1e4):
+        out = _ridge_solve(normal, rhs, ridge * larger)
+        if out is not None:
+            return out
+    return None
+
+
 def compress(rows, coef, idx, kernel, kernel_code, budget):
     """The expansion ``sum_j coef[j] k(rows[j], .)`` brought to at most ``budget`` members.
 
@@ -174,15 +190,9 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         S = np.sort(np.argsort(-size, kind="stable")[:budget])
         K_S = _kernel_block(kernel, kernel_code, _rows(rows, S), rows)
         normal, rhs, ridge = K_S[:, S], K_S @ coef, RIDGE * kmax
-    kept = None
-    for larger in (1.0, 1e2, 1e4):
-        # A Gram matrix that rounding leaves barely indefinite (a kernel
-        # that is only just positive semi-definite): a larger ridge. Not
-        # matching pursuit again, whose Gram matrix of the whole pool would
-        # take O(pool^2) memory at a large budget.
-        kept = _ridge_solve(normal, rhs, ridge * larger)
-        if kept is not None:
-            break
+    # Not matching pursuit again where the solve fails, whose Gram matrix of
+    # the whole pool would take O(pool^2) memory at a large budget.
+    kept = ridge_fit(normal, rhs, ridge)
     if kept is None:
         warnings.warn(
             "The kernel's Gram matrix of the averaged model is not positive definite: "

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from ._averaging import OMP_MAX_BUDGET, RIDGE, _kernel_block, _ridge_solve
+from ._averaging import OMP_MAX_BUDGET, RIDGE, _kernel_block, ridge_fit
 from ._averaging import compress as _compress
 from ._calibration import new_bins
 from ._dense_rows import KERNEL_CODES
@@ -208,10 +208,9 @@ def compress(kernel, kernel_code, rows, coef, keys, budget):
     fits the expansion's function better at the expansion's rows. Other
     kernels (whose values are not a function of the Euclidean distance
     alone) and larger budgets (whose refit is in the kernel's space, not at
-    the rows) keep the subset. Then
-    :func:`independent`. Returns ``(rows, coef, keys)``; the subset's
-    members are in their order in the input, the new points of the reduced
-    set have the key -1.
+    the rows) keep the subset. Then :func:`independent`. Returns ``(rows,
+    coef, keys)``; the subset's members are in their order in the input,
+    the new points of the reduced set have the key -1.
     """
     out_rows, out_coef, out_keys = _compress(
         rows, np.ascontiguousarray(coef.T), keys, kernel, kernel_code, budget
@@ -256,8 +255,8 @@ def _reduced_set(kernel, kernel_code, rows, coef, keys, sub_rows, sub_coef, sub_
     weights = np.sqrt(np.einsum("ij,ij->j", coef / scale, coef / scale))
     weights /= weights.max()
     centres, centre_keys = _lloyd(rows, keys, weights, sub_rows, sub_keys)
-    # The function at the members' rows, by blocks of columns (memory of
-    # O(m budget), not of the m x m Gram matrix).
+    # The function at the members' rows, by blocks of columns: O(m budget)
+    # kernel values held at a time.
     m, step = rows.shape[0], sub_rows.shape[0]
     target = np.zeros((m, coef.shape[0]))
     for j in range(0, m, step):
@@ -266,13 +265,7 @@ def _reduced_set(kernel, kernel_code, rows, coef, keys, sub_rows, sub_coef, sub_
         )
     sub_fit = _kernel_block(kernel, kernel_code, rows, sub_rows) @ sub_coef
     A = _kernel_block(kernel, kernel_code, rows, centres)
-    new_coef = None
-    for larger in (1.0, 1e2, 1e4):
-        # As the subset's refit: a larger ridge where rounding leaves the
-        # normal matrix barely indefinite (centres nearly on top of each other).
-        new_coef = _ridge_solve(A.T @ A, A.T @ target, RIDGE * m * larger)
-        if new_coef is not None:
-            break
+    new_coef = ridge_fit(A.T @ A, A.T @ target, RIDGE * m)
     if new_coef is None or not np.linalg.norm(A @ new_coef - target) < np.linalg.norm(
         sub_fit - target
     ):
@@ -288,8 +281,10 @@ def _lloyd(rows, keys, weights, centres, centre_keys):
     others stay where they are. A mean of one member of positive weight is
     that member (its row bit for bit, ``(w / w) x`` is ``x``) and keeps its key;
     a mean of several has the key -1. Dense or CSR ``rows`` (the centres
-    then CSR, nonzero where one of their members is): the same arithmetic,
-    each mean summed in the order of the members.
+    then CSR, nonzero where one of their members is): each mean summed in
+    the order of the members; the distances of the assignments by BLAS
+    (dense) or sparse products (CSR), whose roundings can differ where two
+    centres are nearly equally near.
     """
     sparse = sp.issparse(rows)
     centres = sp.csr_matrix(centres) if sparse else np.array(centres, dtype=np.float64)
@@ -299,11 +294,16 @@ def _lloyd(rows, keys, weights, centres, centre_keys):
     labels = None
     for _ in range(_LLOYD_STEPS):
         # ||x - z||^2 less ||x||^2, the same for every centre of a member.
-        if sparse:
-            norms = np.asarray(centres.multiply(centres).sum(axis=1)).ravel()
-            dist = norms[None, :] - 2.0 * (rows @ centres.T).toarray()
-        else:
-            dist = np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * (rows @ centres.T)
+        # Rows near the largest floats overflow it: their assignments are
+        # then arbitrary (argmin takes the first NaN), the means stay means
+        # of finite rows, and _reduced_set keeps the subset unless the
+        # centres fit better.
+        with np.errstate(all="ignore"):
+            if sparse:
+                norms = np.asarray(centres.multiply(centres).sum(axis=1)).ravel()
+                dist = norms[None, :] - 2.0 * (rows @ centres.T).toarray()
+            else:
+                dist = np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * (rows @ centres.T)
         new = np.argmin(dist, axis=1)
         if labels is not None and np.array_equal(new, labels):
             break

@@ -8,6 +8,8 @@ at the rows than the subset, finite where the kernel is degenerate, and the
 subset alone (bit for bit) where it does not apply.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -185,6 +187,23 @@ def test_finite_and_never_a_worse_fit_than_the_subset(case):
     assert residual(rows, coef, red_rows, red_coef.T, gamma) <= residual(
         rows, coef, sub[0], sub[1].T, gamma
     )
+    if case in ("duplicates", "coef 1e150"):
+        # Here the centres fit better and are taken (elsewhere the subset is
+        # returned as it is, and the comparison above is of equals).
+        assert red_rows is not sub[0]
+        assert residual(rows, coef, red_rows, red_coef.T, gamma) < residual(
+            rows, coef, sub[0], sub[1].T, gamma
+        )
+
+
+def test_rows_near_the_largest_floats_warn_of_nothing():
+    # ||z||^2 - 2 x.z of the assignments overflows: no RuntimeWarning, a
+    # finite model within the budget.
+    rows, coef = blobs(6, 8, 3, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out_rows, out_coef, _ = rbf_compress(rows * 1e154, coef, np.arange(rows.shape[0]), 6)
+    assert out_rows.shape[0] <= 6 and np.isfinite(out_rows).all() and np.isfinite(out_coef).all()
 
 
 @pytest.mark.parametrize(
