@@ -18,6 +18,7 @@ import signal
 import numpy as np
 import pytest
 from conftest import import_or_skip
+from test_streaming import count_compiled_rounds
 
 import sklearn_budget
 from sklearn_budget import _base, _one_row, _transaction
@@ -55,19 +56,6 @@ def _model(name, n_classes=2, **kw):
         params["budget"] = 12
     classes = None if n_classes == 2 else tuple(range(n_classes))
     return getattr(sbr, name)(classes=classes, **params), params
-
-
-def _count_plays(monkeypatch):
-    """The calls of the general path's round (``_OneRowPath.play``), counted."""
-    played = {"n": 0}
-    original = _one_row._OneRowPath.play
-
-    def play(self, *args):
-        played["n"] += 1
-        return original(self, *args)
-
-    monkeypatch.setattr(_one_row._OneRowPath, "play", play)
-    return played
 
 
 def _progressive(model, y, events, published_every=0):
@@ -116,7 +104,8 @@ def test_the_compiled_call_is_the_general_path_to_the_last_bit(
 ):
     X, y, events = _events(400, n_classes)
     fast, params = _model(name, n_classes, average=average)
-    played = _count_plays(monkeypatch)
+    # The general path's round, counted: the compiled call does not take it.
+    played = count_compiled_rounds(monkeypatch)
     got = _progressive(fast, y, events, published_every=37)
     # The compiled call played the events; the general path only the first
     # rounds that grow the arrays and those whose pool must grow or be
