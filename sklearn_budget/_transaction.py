@@ -75,6 +75,9 @@ class WeakCache:
         return len(self._entries)
 
 
+# Runs of a rollback that an exception interrupts (Transaction._rollback_whole).
+_ROLLBACK_TRIES = 3
+
 # What an estimator derives from its state, kept beside it rather than in its
 # ``__dict__`` (which then holds the state alone, whatever was read from it):
 # the fitted attributes computed on first access after a call that changed
@@ -255,11 +258,31 @@ class Transaction:
         est = self.estimator
         try:
             if exc_type is not None:
-                self._rollback()
+                self._rollback_whole()
         finally:
             if self._record is not None:
                 _UNDO.pop(est, None)
         return False
+
+    def _rollback_whole(self):
+        """:meth:`_rollback`, from its start again if an exception (a second
+        Ctrl-C) interrupts it, then that exception raised.
+
+        Each of its steps puts saved values back (the undo callables too), so
+        a second run completes what the first left half done; the tries are
+        bounded, so that a rollback that fails by itself is not retried for
+        ever.
+        """
+        interrupted = None
+        for _ in range(_ROLLBACK_TRIES):
+            try:
+                self._rollback()
+            except BaseException as e:
+                interrupted = e if interrupted is None else interrupted
+                continue
+            break
+        if interrupted is not None:
+            raise interrupted
 
     def _rollback(self):
         est, saved, record = self.estimator, self._saved, self._record

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from sklearn_budget import _transaction
 from sklearn_budget._transaction import (
     _PUBLISHED,
     _UNDO,
@@ -50,6 +51,58 @@ def test_a_failed_call_is_undone_exactly(exc):
     assert not hasattr(model, "fitted_")
     assert published(model) == {"support_": "cached"}
     assert model not in _UNDO
+
+
+@pytest.mark.parametrize("where", ["undo callable", "generator"])
+def test_a_second_interrupt_during_the_rollback_still_undoes_everything(where, monkeypatch):
+    # A Ctrl-C that lands inside the rollback of a failed call (here at its
+    # first step, an undo callable, or half way, where the generator is put
+    # back after the dict and the state arrays): the rollback runs again
+    # from its start, and the second interrupt is raised.
+    model = Model()
+    published(model)["support_"] = "cached"
+    draws = np.random.RandomState(0).rand(3)
+    fired = []
+
+    def interrupt_once(*args):
+        if not fired:
+            fired.append(1)
+            raise KeyboardInterrupt("second")
+        if args:  # as _load_generator; as an undo callable, nothing to undo
+            load_generator(*args)
+
+    load_generator = _transaction._load_generator
+    if where == "generator":
+        monkeypatch.setattr(_transaction, "_load_generator", interrupt_once)
+    with pytest.raises(KeyboardInterrupt, match="second"):
+        with Transaction(model, deep=True, lazy=("cal_",), copied=("kept",)) as tx:
+            if where == "undo callable":
+                tx.on_undo(interrupt_once)
+            change_everything(model)
+            raise ValueError("first")
+    assert fired
+    np.testing.assert_array_equal(model._state["alpha"], np.zeros(3))
+    np.testing.assert_array_equal(model._state["cal_bins"], np.zeros(2))
+    np.testing.assert_array_equal(model._rng.rand(3), draws)
+    assert model.kept == [1, 2] and model.n_seen == 5
+    assert not hasattr(model, "fitted_")
+    assert published(model) == {"support_": "cached"}
+    assert model not in _UNDO
+
+
+def test_a_rollback_that_always_fails_is_tried_a_bounded_number_of_times():
+    model = Model()
+    calls = []
+
+    def fail():
+        calls.append(1)
+        raise RuntimeError("broken undo")
+
+    with pytest.raises(RuntimeError, match="broken undo"):
+        with Transaction(model) as tx:
+            tx.on_undo(fail)
+            raise ValueError("first")
+    assert len(calls) == _transaction._ROLLBACK_TRIES
 
 
 def test_a_completed_call_keeps_its_changes():
