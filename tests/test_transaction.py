@@ -34,6 +34,18 @@ def change_everything(model):
     model.fitted_ = True
 
 
+def assert_as_before_the_call(model, draws):
+    """``model`` as :class:`Model` makes it, its cache as the tests set it;
+    ``draws``: the first draws of a generator seeded as the model's."""
+    np.testing.assert_array_equal(model._state["alpha"], np.zeros(3))
+    np.testing.assert_array_equal(model._state["cal_bins"], np.zeros(2))
+    np.testing.assert_array_equal(model._rng.rand(3), draws)
+    assert model.kept == [1, 2] and model.n_seen == 5
+    assert not hasattr(model, "fitted_")
+    assert published(model) == {"support_": "cached"}
+    assert model not in _UNDO
+
+
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, ValueError, MemoryError])
 def test_a_failed_call_is_undone_exactly(exc):
     model = Model()
@@ -44,13 +56,7 @@ def test_a_failed_call_is_undone_exactly(exc):
             assert not _PUBLISHED.get(model)  # derived values are dropped on entry
             change_everything(model)
             raise exc("stop")
-    np.testing.assert_array_equal(model._state["alpha"], np.zeros(3))
-    np.testing.assert_array_equal(model._state["cal_bins"], np.zeros(2))
-    np.testing.assert_array_equal(model._rng.rand(3), draws)
-    assert model.kept == [1, 2] and model.n_seen == 5
-    assert not hasattr(model, "fitted_")
-    assert published(model) == {"support_": "cached"}
-    assert model not in _UNDO
+    assert_as_before_the_call(model, draws)
 
 
 @pytest.mark.parametrize("where", ["undo callable", "generator"])
@@ -81,13 +87,7 @@ def test_a_second_interrupt_during_the_rollback_still_undoes_everything(where, m
             change_everything(model)
             raise ValueError("first")
     assert fired
-    np.testing.assert_array_equal(model._state["alpha"], np.zeros(3))
-    np.testing.assert_array_equal(model._state["cal_bins"], np.zeros(2))
-    np.testing.assert_array_equal(model._rng.rand(3), draws)
-    assert model.kept == [1, 2] and model.n_seen == 5
-    assert not hasattr(model, "fitted_")
-    assert published(model) == {"support_": "cached"}
-    assert model not in _UNDO
+    assert_as_before_the_call(model, draws)
 
 
 def test_a_rollback_that_always_fails_is_tried_a_bounded_number_of_times():
