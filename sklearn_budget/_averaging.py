@@ -116,10 +116,15 @@ def _kernel_block(kernel, kernel_code, X, Z):
 def _ridge_solve(normal, rhs, ridge):
     """``(normal + ridge I)^{-1} rhs`` by Cholesky, or None if ``normal + ridge I``
     is not numerically positive definite or the solution is not finite."""
+    # ``normal + ridge I`` built in Fortran order and factored in place: no
+    # identity matrix and no copy by LAPACK's wrapper, which at a budget of
+    # 4000 are 128 MB each. The values are those of ``normal + ridge * eye``
+    # (``+ 0.0`` off the diagonal), so the factor has the same bits.
+    a = np.add(normal, 0.0, order="F")
+    diag = np.arange(a.shape[0])
+    a[diag, diag] = normal[diag, diag] + ridge
     try:
-        factor = cho_factor(
-            normal + ridge * np.eye(normal.shape[0]), lower=True, check_finite=False
-        )
+        factor = cho_factor(a, lower=True, overwrite_a=True, check_finite=False)
     except LinAlgError:
         return None
     out = cho_solve(factor, rhs, check_finite=False)
