@@ -36,12 +36,14 @@ decision "Averaging within the budget" of ``doc/decisions.rst``):
   sums brought to the current round, compressed in the same way to at
   most ``budget`` members.
 
-Each flush costs one kernel block of ``budget x 5 budget`` values and one
-Cholesky factor of ``budget x budget``, once per ``4 budget`` members that
-leave: ``O(budget d)`` per removal, against ``O(budget d)`` per round for the
-last hypothesis itself. The flushes happen at fixed counts of the members
-that left, which the stream alone determines, so the model is the same for
-any split of the stream into calls, and deterministic.
+Each flush costs one kernel block of ``budget x 5 budget`` values (computed
+in bands of rows above a budget of 128, so that its memory is
+``O(budget^2)``) and one Cholesky factor of ``budget x budget``, once per
+``4 budget`` members that leave: ``O(budget d)`` per removal, against
+``O(budget d)`` per round for the last hypothesis itself. The flushes
+happen at fixed counts of the members that left, which the stream alone
+determines, so the model is the same for any split of the stream into
+calls, and deterministic.
 
 ``average='exact'`` keeps every member that left in the same arrays,
 never compressed.
@@ -193,8 +195,8 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         # the projection in the kernel's space.
         size = np.sqrt(np.einsum("ij,ij->i", coef, coef) * np.abs(kxx))
         S = np.sort(np.argsort(-size, kind="stable")[:budget])
-        K_S = _kernel_block(kernel, kernel_code, _rows(rows, S), rows)
-        normal, rhs, ridge = K_S[:, S], K_S @ coef, RIDGE * kmax
+        normal, rhs = _projection_terms(kernel, kernel_code, rows, coef, S)
+        ridge = RIDGE * kmax
     # Not matching pursuit again where the solve fails, whose Gram matrix of
     # the whole pool would take O(pool^2) memory at a large budget.
     kept = ridge_fit(normal, rhs, ridge)
@@ -208,6 +210,29 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         )
         kept = coef[S]
     return _rows(rows, S), kept, idx[S]
+
+
+def _projection_terms(kernel, kernel_code, rows, coef, S):
+    """``K_SS`` and ``K_{S,rows} coef`` for the projection onto the span of ``S``.
+
+    The ``|S| x n`` kernel block is computed a band of rows of ``S`` at a
+    time, each band as large as ``K_SS``, so that its memory is that of the
+    factor whatever the pool's size (the whole block and its temporaries
+    took about 1 GB at a budget of 4000, six times the factor's). The
+    products are those of the whole block up to rounding (BLAS may group the
+    rows of a band otherwise).
+    """
+    n, b = rows.shape[0], S.size
+    XS = _rows(rows, S)
+    normal = np.empty((b, b))
+    rhs = np.empty((b, coef.shape[1]))
+    band = max(1, (b * b) // max(n, 1))
+    for start in range(0, b, band):
+        stop = min(start + band, b)
+        K = _kernel_block(kernel, kernel_code, XS[start:stop], rows)
+        rhs[start:stop] = K @ coef
+        normal[start:stop] = K[:, S]
+    return normal, rhs
 
 
 def _conversion(average):

@@ -30,7 +30,7 @@ from sklearn_budget import (
     TighterBudgetPerceptron,
     _averaging,
 )
-from sklearn_budget._kernels import Kernel
+from sklearn_budget._kernels import Kernel, pool_kernel
 from sklearn_budget._rounds import _BLOCK_SIZE
 
 GAMMA = 0.5
@@ -330,6 +330,30 @@ def test_compression_is_the_reference(method, monkeypatch):
     np.testing.assert_array_equal(kidx, support)
     np.testing.assert_allclose(c.T, ref_coef, rtol=1e-7, atol=1e-10)
     np.testing.assert_array_equal(kept, rows[support - 10])
+
+
+def test_projection_blocks_stay_within_the_factors_memory(monkeypatch):
+    # Above 128 members the budget x pool block is computed in bands of rows
+    # no larger than K_SS: at a budget of 4000 the whole block and its
+    # temporaries took about 1 GB. The result is still the reference's.
+    monkeypatch.setattr(_averaging, "OMP_MAX_BUDGET", 0)
+    shapes = []
+
+    def recording(kernel, X, Z):
+        shapes.append((X.shape[0], Z.shape[0]))
+        return pool_kernel(kernel, X, Z)
+
+    monkeypatch.setattr(_averaging, "pool_kernel", recording)
+    rng = np.random.RandomState(2)
+    rows, coef, budget = rng.randn(600, 3), rng.randn(600, 2), 40
+    kernel = Kernel("rbf", gamma=GAMMA)
+    kept, c, kidx = _averaging.compress(rows, coef, np.arange(600), kernel, 0, budget)
+    assert len(shapes) > 1 and all(m * n <= budget * budget for m, n in shapes)
+    assert sum(m for m, _ in shapes) == budget and all(n == 600 for _, n in shapes)
+    functions = [(j, rows[j : j + 1], coef[j]) for j in range(600)]
+    support, ref_coef = reference_compress(functions, budget, "rbf", method="size", gamma=GAMMA)
+    np.testing.assert_array_equal(kidx, support)
+    np.testing.assert_allclose(c.T, ref_coef, rtol=1e-7, atol=1e-10)
 
 
 def test_exact_average_is_the_research_option():
