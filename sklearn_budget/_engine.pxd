@@ -32,13 +32,14 @@ cdef inline double margin_of(const double* g, int64_t y, Py_ssize_t R,
 
 
 # The rounds whose margins averaged models record for the probability
-# scale, and their weights: each costs a kernel row against the pool of the
-# average. Stride CAL_STRIDE up to round CAL_FIRST, then doubled at each
-# doubling of t (CAL_FIRST / (2 CAL_STRIDE) records per octave), so that a
-# stream of T rounds records O(log T) margins past CAL_FIRST. A recorded
-# round stands for the CAL_FIRST-aligned stride of rounds that it ends:
-# the weights add up to the rounds played, up to the last stride. The
-# rounds depend on t alone, the same for any split of the stream.
+# scale, and their weights (``_calibration.py`` says why): each costs a
+# kernel row against the pool of the average. Stride CAL_STRIDE up to round
+# CAL_FIRST, then doubled at each doubling of t: CAL_FIRST / (2 CAL_STRIDE)
+# records per octave, O(log t) in all. A recorded round t of stride s
+# stands for rounds t - s + 1 .. t (CAL_FIRST is a multiple of 2 CAL_STRIDE,
+# so the octaves start on a record), so the weights add up to the rounds
+# played, up to the last stride. The rounds depend on t alone: the same
+# for any split of the stream into calls.
 cdef enum:
     CAL_STRIDE = 4
     CAL_FIRST = 8192

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from test_hardening import state
 
 import sklearn_budget
 from sklearn_budget import _calibration, _one_row
@@ -125,3 +126,44 @@ def test_a_long_stream_records_the_rounds_of_the_schedule(name, monkeypatch):
             np.testing.assert_array_equal(other._state[key], whole._state[key], err_msg=key)
         assert other.proba_scale_ == whole.proba_scale_
         np.testing.assert_array_equal(other.predict_proba(X[:50]), whole.predict_proba(X[:50]))
+
+
+class _Failure(Exception):
+    pass
+
+
+def test_a_failed_one_row_call_on_a_wider_stride_leaves_the_model(monkeypatch):
+    # Past round 8192 a one-row call records its margin on every 8th round
+    # only, weighted by 8: the failure of that record (the Python recorder,
+    # a subclass's) undoes the whole call, and the stream goes on as if the
+    # call had not been made.
+    X, y = stream(8300)
+    classes = np.unique(y)
+    kw = dict(budget=20, gamma=0.5, random_state=0)
+    est = sklearn_budget.Forgetron(**kw).partial_fit(X[:8180], y[:8180], classes=classes)
+    original = _calibration._CalibrationMixin._record_margins
+    recorded = []
+
+    def record(self, margins, cls, w, rounds):
+        recorded.append((int(rounds[0]), float(w[0])))
+        if len(recorded) % 2:
+            raise _Failure
+        return original(self, margins, cls, w, rounds)
+
+    monkeypatch.setattr(sklearn_budget.Forgetron, "_record_margins", record)
+    for i in range(8180, 8300):
+        before = state(est)
+        if (i + 1) % 4 == 0 and ((i + 1) <= 8192 or (i + 1) % 8 == 0):
+            with pytest.raises(_Failure):
+                est.partial_fit(X[i : i + 1], y[i : i + 1])
+            assert state(est) == before
+        est.partial_fit(X[i : i + 1], y[i : i + 1])
+    assert type(_one_row._ONE_ROW.get(est)) is _one_row._OneRowPath
+    # Each recorded round twice (the failed call, then the call again).
+    expected = [(t, 4.0) for t in range(8184, 8193, 4)] + [(t, 8.0) for t in range(8200, 8301, 8)]
+    assert recorded == [r for r in expected for _ in range(2)]
+    monkeypatch.undo()
+    ref = sklearn_budget.Forgetron(**kw).partial_fit(X, y, classes=classes)
+    for key in BINS:
+        np.testing.assert_array_equal(est._state[key], ref._state[key], err_msg=key)
+    assert est.proba_scale_ == ref.proba_scale_
