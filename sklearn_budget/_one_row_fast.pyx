@@ -53,8 +53,9 @@ cdef class OneRow:
     :meth:`play`, the margin's bin and the counters included.
 
     ``averaged``: the margin recorded, on the rounds of the stream that the
-    schedule of the averaged margins records (``_engine.cal_weight``), is the row's margin under the average of the hypotheses so
-    far, the pool's part and the current members' (by
+    schedule of the averaged margins records (``_engine.cal_weight``), is
+    the row's margin under the average of the hypotheses so far, the pool's
+    part and the current members' (by
     ``_margins.average_margin``, as the blocks compute it), not the online
     one. :meth:`fold` appends the members that left to the pool in place
     while it has room and is not due for compression (``pool_max``
