@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import import_or_skip
 from test_hardening import state
 
 import sklearn_budget
@@ -167,3 +168,23 @@ def test_a_failed_one_row_call_on_a_wider_stride_leaves_the_model(monkeypatch):
     for key in BINS:
         np.testing.assert_array_equal(est._state[key], ref._state[key], err_msg=key)
     assert est.proba_scale_ == ref.proba_scale_
+
+
+def test_river_events_past_the_first_stride_record_the_same_bins():
+    # River's learn_one plays each event in compiled code (OneRow.learn):
+    # past round 8192 it records the rounds of the schedule as a call of
+    # many rows does.
+    import_or_skip("river", "SKLEARN_BUDGET_REQUIRE_RIVER")
+    import sklearn_budget.river as sbr
+
+    n = 17000
+    X, y = stream(n)
+    kw = dict(budget=20, gamma=0.5, random_state=0)
+    model = sbr.Forgetron(classes=(-1, 1), **kw)
+    for row, label in zip(X.tolist(), y.tolist()):
+        model.learn_one(dict(enumerate(row)), label)
+    assert type(_one_row._ONE_ROW.get(model.estimator_)) is _one_row._OneRowPath
+    whole = sklearn_budget.Forgetron(**kw).partial_fit(X, y, classes=[-1, 1])
+    for key in BINS:
+        np.testing.assert_array_equal(model.estimator_._state[key], whole._state[key], err_msg=key)
+    assert model.estimator_.proba_scale_ == whole.proba_scale_
