@@ -51,14 +51,16 @@ MARGIN_BINS = MarginBins(_CAL_HALF, *_CAL_LOG_RANGE, _CAL_MAX_WEIGHT, _CAL_MAX_M
 # stream into calls), each weighted by the stride it stands for: each costs
 # a kernel row against the pool. Stride 4 up to round T0 = 8192, then
 # doubled at each doubling of t: 1024 records per octave, so that their
-# cost grows with log t, not t (the fit of the scale weighs round t by t, so
-# each octave weighs about as much as all the rounds before it). The
-# schedule is the engine's, one compiled definition (_engine.pxd's
-# cal_weight). Measured (offline study of the averaging): every 4th round
+# cost grows with log t, not t, while the last octaves, which dominate the
+# fit of the scale (round t weighs t: an octave three times all the rounds
+# before it), keep as many records each. The schedule is the engine's,
+# one compiled definition (_engine.pxd's cal_weight; _margins.margin_weights
+# from Python). Measured (offline study of the averaging): every 4th round
 # moves the test log-loss by at most 0.02 from every round, on USPS-10,
 # a9a, Banana and Waveform; the records of T0 = 8192 then move it by at
 # most 0.002 from every 4th round (a9a; 2-D stream of 200,000 rounds:
 # 0.0001), where T0 = 4096 moved it by up to 0.02 on USPS-10 (7,291 rows).
+
 # Smallest probability scale, relative to the largest margin.
 _MIN_SCALE = 1e-6
 
