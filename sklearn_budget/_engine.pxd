@@ -31,6 +31,43 @@ cdef inline double margin_of(const double* g, int64_t y, Py_ssize_t R,
     return g[y] - best
 
 
+# The rounds whose margins averaged models record for the probability
+# scale, and their weights (``_calibration.py`` says why): each costs a
+# kernel row against the pool of the average. Stride CAL_STRIDE up to round
+# CAL_FIRST, then doubled at each doubling of t: CAL_FIRST / (2 CAL_STRIDE)
+# records per octave, O(log t) in all. A recorded round t of stride s
+# stands for rounds t - s + 1 .. t (CAL_FIRST is a multiple of 2 CAL_STRIDE,
+# so the octaves start on a record), so the weights add up to the rounds
+# played, up to the last stride. The rounds depend on t alone: the same
+# for any split of the stream into calls.
+cdef enum:
+    CAL_STRIDE = 4
+    CAL_FIRST = 8192
+
+
+cdef inline int64_t cal_stride(int64_t t) noexcept nogil:
+    """The stride of the records in the octave of round ``t >= 1``:
+    ``CAL_STRIDE 2^k`` for ``CAL_FIRST 2^(k-1) < t <= CAL_FIRST 2^k``."""
+    cdef int64_t q = (t - 1) // CAL_FIRST, s = CAL_STRIDE
+    while q > 0:
+        q >>= 1
+        s <<= 1
+    return s
+
+
+cdef inline int64_t cal_weight(int64_t t) noexcept nogil:
+    """The weight of round ``t >= 1``'s margin: its stride where it is
+    recorded, 0 where it is not."""
+    cdef int64_t s = cal_stride(t)
+    return s if t % s == 0 else 0
+
+
+cdef inline int64_t cal_last(int64_t t) noexcept nogil:
+    """The last recorded round up to round ``t >= 0`` (0: none), which
+    changes exactly at the recorded rounds."""
+    return t - t % cal_stride(t) if t > 0 else 0
+
+
 cdef class Rule
 
 
@@ -80,10 +117,10 @@ cdef class Engine:
 
     # Margin of each round of the block (the progressive margins)
     cdef double[::1] mout
-    # Averaged models: every ``cal_every``-th round of the stream (0: none),
-    # the current members' part of the scores of the average, before the
-    # round's update (``live_average``)
-    cdef public int64_t cal_every
+    # Averaged models: on the rounds the schedule records (``cal_weight``;
+    # ``cal_average`` false: none), the current members' part of the scores
+    # of the average, before the round's update (``live_average``)
+    cdef public bint cal_average
     cdef double[:, ::1] aout
 
     # Members removed since the last ``clear_retired`` (for the pool of the

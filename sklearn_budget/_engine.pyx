@@ -99,7 +99,7 @@ cdef class Engine:
         cdef Py_ssize_t b = y.shape[0]
         if self.mout is None or self.mout.shape[0] < b:
             self.mout = np.zeros(b)
-        if self.cal_every > 0 and (self.aout is None or self.aout.shape[0] < b):
+        if self.cal_average and (self.aout is None or self.aout.shape[0] < b):
             self.aout = np.zeros((b, self.R))
         self.yb = y
         self.w = w
@@ -133,7 +133,7 @@ cdef class Engine:
 
     def live_averages(self, Py_ssize_t start, Py_ssize_t stop):
         """The current members' part of the averaged scores of rows ``start:stop``
-        of the block (set on the rounds that ``cal_every`` divides)."""
+        of the block (set on the rounds that ``cal_weight`` records)."""
         return np.asarray(self.aout[start:stop])
 
     def retired(self):
@@ -189,7 +189,7 @@ cdef class Engine:
             y = self.yb[jj]
             margin = self.margin(y)
             self.mout[jj] = margin
-            if self.cal_every > 0 and self.t % self.cal_every == 0:
+            if self.cal_average and cal_weight(self.t) > 0:
                 self.live_average(jj)
             if margin <= 0.0:
                 self.n_mistakes += 1

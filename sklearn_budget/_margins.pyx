@@ -8,6 +8,9 @@ that a stream records the same bins whatever calls it is split into:
 
 - :class:`MarginBins`: the bin of a margin and the recording of a round's
   margin into the bins (``_calibration.record_margins`` documents them);
+- :func:`margin_weights`, :func:`last_recorded`: the rounds whose margins
+  averaged models record, and their weights (the schedule of the
+  engine, ``_engine.pxd``'s ``cal_weight``);
 - :func:`average_margins`: the margins of rows under the averaged
   hypothesis of their rounds, the pool's part summed in the order of its
   members;
@@ -26,7 +29,12 @@ from libc.string cimport memcpy
 
 import numpy as np
 
-from ._engine cimport margin_of
+from ._engine cimport CAL_FIRST, CAL_STRIDE, cal_last, cal_weight, margin_of
+
+#: The schedule of the averaged margins (``_engine.pxd``): the stride of the
+#: first rounds and the round up to which it holds.
+MARGIN_STRIDE = CAL_STRIDE
+MARGIN_FIRST = CAL_FIRST
 
 
 # ----------------------------------------------------------------------
@@ -210,6 +218,33 @@ def average_margins(const double[:, ::1] K, const double[:, ::1] coef,
                 finite = False
                 break
     return out if finite else None
+
+
+def margin_weights(const int64_t[::1] rounds):
+    """The weight of each round's margin in the bins of an averaged model:
+    its stride where the schedule records it, 0 where it does not.
+
+    Parameters
+    ----------
+    rounds : ndarray of shape (n_rounds,)
+        Round indices of the stream, from 1.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_rounds,)
+    """
+    cdef Py_ssize_t i
+    out = np.zeros(rounds.shape[0])
+    cdef double[::1] weights = out
+    for i in range(rounds.shape[0]):
+        weights[i] = <double>cal_weight(rounds[i])
+    return out
+
+
+def last_recorded(int64_t t):
+    """The last round up to round ``t`` whose margin an averaged model
+    records (0: none): it changes exactly at the recorded rounds."""
+    return cal_last(t)
 
 
 # ----------------------------------------------------------------------

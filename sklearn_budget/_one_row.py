@@ -43,6 +43,7 @@ from ._averaging import _AveragingMixin
 from ._calibration import _MIN_SCALE, MARGIN_BINS
 from ._engine import Engine
 from ._kernels import Kernel, _nonfinite_scores
+from ._margins import last_recorded
 from ._one_row_fast import OneRow, learn_guarded, proba_guarded, same_entries
 from ._publish import _PublishMixin
 from ._random import generator_state
@@ -217,7 +218,6 @@ class _OneRowPath:
             cost_model,
             MARGIN_BINS,
             est._averages,
-            est._average_every,
             pool_max,
         )
         # River's learn_one plays the whole call in compiled code
@@ -309,7 +309,7 @@ class _OneRowPath:
                 est._record_margins(
                     np.array([fast.margin]),
                     np.array([max(y, 0) if self.binary else y], dtype=np.intp),
-                    np.array([w * (est._average_every if fast.averaged else 1)]),
+                    np.array([w * fast.cal_stride]),
                     np.array([float(state["counters"][1])]),
                 )
             # Averaged models, in the order of _play: the members that left
@@ -343,13 +343,14 @@ class _OneRowPath:
 
         The scale is fitted to the bins of the margins, which change only
         with the rounds recorded (an undo puts back the bins with the round
-        count): every round, or every ``_average_every``-th of an averaged
-        model; between two of them a stream of predictions reads it once.
+        count): every round, or those of the schedule of an averaged model
+        (keyed by the last of them, ``last_recorded``); between two of them
+        a stream of predictions reads it once.
         """
         fast = self.fast
         t = fast.rounds
         if fast.averaged:
-            t //= est._average_every
+            t = last_recorded(t)
         if fast.scale_round != t:
             fast.scale_value = self._published_scale(est)
             fast.scale_round = t

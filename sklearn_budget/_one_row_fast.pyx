@@ -21,7 +21,7 @@ from libc.string cimport memcmp, memcpy
 import numpy as np
 
 from ._dense_rows cimport dense_kernel_row, load_event, load_row
-from ._engine cimport Engine, Rule
+from ._engine cimport Engine, Rule, cal_last, cal_weight
 from ._margins cimport MarginBins, average_margin, average_scores, fit_scale, log_proba
 from ._pool cimport finite_sums
 
@@ -52,9 +52,10 @@ cdef class OneRow:
     changes nothing); :meth:`undo` puts back everything of the last
     :meth:`play`, the margin's bin and the counters included.
 
-    ``averaged``: the margin recorded, on every ``cal_every``-th round of
-    the stream, is the row's margin under the average of the hypotheses so
-    far, the pool's part and the current members' (by
+    ``averaged``: the margin recorded, on the rounds of the stream that the
+    schedule of the averaged margins records (``_engine.cal_weight``), is
+    the row's margin under the average of the hypotheses so far, the pool's
+    part and the current members' (by
     ``_margins.average_margin``, as the blocks compute it), not the online
     one. :meth:`fold` appends the members that left to the pool in place
     while it has room and is not due for compression (``pool_max``
@@ -85,7 +86,6 @@ cdef class OneRow:
     cdef Py_ssize_t limit, max_direct, avg_max_direct
     # The pool of the average (averaged models): members, running sums, count
     cdef public bint averaged
-    cdef int64_t cal_every
     cdef int64_t[::1] pool_n
     cdef double[:, ::1] pool_coef  # (capacity, R)
     cdef double[:, ::1] pool_X     # (capacity, d)
@@ -99,9 +99,11 @@ cdef class OneRow:
     cdef int64_t[::1] old_pool_idx
     # Log-probabilities of the last scores (proba_of_scores)
     cdef double[::1] log_p
-    #: Whether the round played recorded its margin (averaged models: every
-    #: ``cal_every``-th round).
+    #: Whether the round played recorded its margin (averaged models: the
+    #: rounds of ``cal_weight``), and the factor of its weight there (1, or
+    #: the stride of an averaged model's record).
     cdef public bint cal_round
+    cdef public int64_t cal_stride
     # Undo record of the last play
     cdef public bint active
     # The state arrays of the undo record, and whether the Gram matrix, the
@@ -137,8 +139,8 @@ cdef class OneRow:
     cdef dict g_globals, g_published
     cdef bint g_binary
     cdef double g_kxx
-    #: The probability scale of the bins after ``scale_round`` rounds (a
-    #: count of ``cal_every``-th rounds for averaged models; -1: none yet),
+    #: The probability scale of the bins after ``scale_round`` rounds (the
+    #: last recorded round for averaged models, ``cal_last``; -1: none yet),
     #: which change only with the rounds recorded (``_OneRowPath.proba_scale``).
     cdef public double scale_value
     cdef public int64_t scale_round
@@ -149,7 +151,7 @@ cdef class OneRow:
 
     def __init__(self, Engine engine, Rule rule, dict state, list undo_names,
                  Py_ssize_t limit, Py_ssize_t max_direct, Py_ssize_t avg_max_direct,
-                 MarginBins bins, bint averaged=False, int64_t cal_every=0,
+                 MarginBins bins, bint averaged=False,
                  Py_ssize_t pool_max=-1):
         cdef Py_ssize_t i, n_ret
         self.engine = engine
@@ -157,8 +159,7 @@ cdef class OneRow:
         self.state = state
         self.averaged = averaged
         self.pool_max = pool_max
-        self.cal_every = cal_every if averaged else 0
-        engine.cal_every = self.cal_every
+        engine.cal_average = averaged
         self.limit = limit
         self.max_direct = max_direct
         self.avg_max_direct = avg_max_direct
@@ -364,6 +365,7 @@ cdef class OneRow:
         cdef Py_ssize_t i, c, R = e.R, flat, cls
         cdef double margin
         cdef bint recording = record, kept
+        cdef int64_t stride
         kept = self.recall()
         self.sync()
         self.yb[0] = y
@@ -395,14 +397,17 @@ cdef class OneRow:
         self.scale[1] = e.clock
         margin = e.mout[0]
         self.cal_round = True
+        self.cal_stride = 1
         if self.averaged:
-            self.cal_round = e.t % self.cal_every == 0
+            stride = cal_weight(e.t)
+            self.cal_round = stride > 0
+            self.cal_stride = stride
             recording = record and self.cal_round
             if self.cal_round:
                 margin = self.average_margin(y, kept and self.seen_pool)
                 if not isfinite(margin):
                     return 4
-                w = w * self.cal_every
+                w = w * stride
         self.margin = margin
         if recording:
             # As record_margins records the round (the undo record keeps
@@ -681,7 +686,7 @@ cdef class OneRow:
         cdef int64_t t = self.counters[1]
         cdef object scores
         if self.averaged:
-            t //= self.cal_every
+            t = cal_last(t)
         if t != self.scale_round or PyDict_GetItem(attrs, "feature_names_in_") is not NULL:
             return None
         value = PyDict_GetItem(attrs, "_state")

@@ -238,7 +238,7 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
     # far (the engine gives the current members' part, the pool's is added
     # per segment of the block: _segment_margins).
     average_margins = calibrate and est._averages
-    engine.cal_every = est._average_every if average_margins else 0
+    engine.cal_average = average_margins
     # Rounds that are not recorded (the later epochs of fit) change the
     # model whose scale the recorded margins fit: see _rescale_margins.
     norm_before = None if calibrate else est._model_norm()
@@ -314,7 +314,7 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
                 # a weight near the float64 limit saturates to inf, as the bins'
                 # sums of such weights do.
                 with np.errstate(over="ignore"):
-                    weights = est._average_every * weights[rows]
+                    weights = est._margin_strides(rounds) * weights[rows]
             else:
                 margins = engine.margins(b)
             est._before_change("cal_")

@@ -151,8 +151,10 @@ class _ScoringMixin:
         final one count more; in ``fit``, the first epoch only, whose rows
         are unseen, rescaled by the ratio of the norms of the final model
         and of the model after that epoch). With ``average=True`` the
-        margins are those of every fourth round under the average of the
-        hypotheses up to it (see the user guide, "Probabilities"). The
+        margins are those of every fourth round up to round 8192, then of a
+        stride doubled at each doubling of the round count, under the
+        average of the hypotheses up to it (see the user guide,
+        "Probabilities"). The
         probabilities are
         ``sigmoid(a f(x))`` for two classes and ``softmax(a f(x))`` otherwise,
         so that they agree with :meth:`predict`.
