@@ -87,7 +87,7 @@ class _RoundPath:
         self.kind = est.classes_.dtype.kind
         self.codes = {c: j for j, c in enumerate(est.classes_.tolist())}
         self.projection = est._round_projection()
-        self.round = OneRound(est._state, MARGIN_BINS, self.projection)
+        self.round = OneRound(est._state, MARGIN_BINS, self.projection, est._joint_hinge())
 
     def valid(self, est):
         return (
@@ -249,6 +249,11 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         """The ``P`` of the rounds of one row (see ``_ogd.hinge_rounds``)."""
         return None
 
+    def _joint_hinge(self):
+        """Whether the rounds of more than two classes take Crammer and
+        Singer's multiclass hinge loss rather than one-vs-rest."""
+        return False
+
     def _covers_one_row(self):
         """Whether a row's round is the compiled one (``_ogd.OneRound``) now."""
         return self.class_weight is None
@@ -329,6 +334,7 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             margins,
             start,
             Z.shape[0] if stop is None else stop,
+            joint=self._joint_hinge(),
             **kernel_mode,
         )
         if nonfinite:

@@ -49,12 +49,19 @@ def _counting_blocks(cls, monkeypatch):
     return rows
 
 
-@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize(
+    "cls, rule",
+    [
+        (FourierOnlineClassifier, {}),
+        (NystroemOnlineClassifier, {"multi_class": "ovr"}),
+        (NystroemOnlineClassifier, {"multi_class": "crammer_singer"}),
+    ],
+)
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("average", [True, False])
-def test_the_compiled_round_is_a_block_of_one_row(cls, n_classes, average, monkeypatch):
+def test_the_compiled_round_is_a_block_of_one_row(cls, rule, n_classes, average, monkeypatch):
     X, y = _data(400, n_classes)
-    params = dict(budget=25, gamma=0.5, average=average, random_state=0)
+    params = dict(budget=25, gamma=0.5, average=average, random_state=0, **rule)
     classes = np.arange(n_classes)
     whole = cls(**params).partial_fit(X, y, classes=classes)
     rows = cls(**params).partial_fit(X[:1], y[:1], classes=classes)
