@@ -4,7 +4,9 @@ The common part of :class:`~sklearn_budget.FourierOnlineClassifier` and
 :class:`~sklearn_budget.NystroemOnlineClassifier` (Lu, Hoi, Wang, Zhao and
 Liu, "Large Scale Online Kernel Learning", JMLR 17(47), 2016): each maps a
 row ``x`` to ``budget``-sized features ``z(x)`` and plays the linear rounds
-``w_k <- w_k + eta y_k z(x)`` whenever ``y_k w_k . z(x) < 1``. The features
+``w_k <- w_k + eta y_k z(x)`` whenever ``y_k w_k . z(x) < 1`` (one-vs-rest;
+with more than two classes, NOGD can take Crammer and Singer's multiclass
+hinge loss instead, see ``_joint_hinge``). The features
 are computed per block of rows with BLAS; the rounds are played one after
 the other in compiled code (``sklearn_budget._ogd``).
 """

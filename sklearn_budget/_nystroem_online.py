@@ -96,17 +96,21 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     kernel_params : dict, default=None
         Extra keyword arguments for a callable kernel.
 
-    multi_class : {'ovr', 'crammer_singer'}, default='ovr'
-        The hinge loss of more than two classes, in both phases. ``'ovr'``:
-        one-vs-rest, as in :class:`~sklearn.linear_model.SGDClassifier`, a
-        round steps every class ``k`` whose margin ``y_k f_k(x)`` is below 1
-        (``y_k`` is +1 for the row's class, -1 for the others).
+    multi_class : {'crammer_singer', 'ovr'}, default='crammer_singer'
+        The hinge loss of more than two classes, in both phases.
         ``'crammer_singer'``: the multiclass hinge loss of Crammer and Singer
         (2001), as in :class:`~sklearn.svm.LinearSVC`: a round whose margin
         ``f_y(x) - max_{k != y} f_k(x)`` is below 1 steps the row's class
         ``y`` up and the best other class down (the first of them on ties),
-        and no other. Two classes have one output, and the same rounds under
-        either. May be changed between calls.
+        and no other. ``'ovr'``: one-vs-rest, as in
+        :class:`~sklearn.linear_model.SGDClassifier`, a round steps every
+        class ``k`` whose margin ``y_k f_k(x)`` is below 1 (``y_k`` is +1 for
+        the row's class, -1 for the others). The default steps only on the
+        two classes between which the row's prediction is wrong or within
+        the margin; on the multiclass sets measured it was 0.6 points more
+        accurate than one-vs-rest on average, from -0.1 to +1.7 by set and
+        budget (:ref:`fogd-nogd`). Two classes have one output, and the same
+        rounds under either. May be changed between calls.
 
     learning_rate : float, default=1.0
         The step ``eta`` of online gradient descent, constant over the
@@ -255,7 +259,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         degree=3,
         coef0=0.0,
         kernel_params=None,
-        multi_class="ovr",
+        multi_class="crammer_singer",
         learning_rate=1.0,
         max_iter=5,
         tol=1e-3,
