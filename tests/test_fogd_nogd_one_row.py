@@ -108,6 +108,31 @@ def test_a_changed_parameter_is_validated_and_used(cls):
     _assert_same_model(rows, blocks, X)
 
 
+def test_a_changed_multiclass_rule_is_validated_and_used():
+    X, y = _data(400, 3)
+    params = dict(budget=20, gamma=0.5, random_state=0, multi_class="ovr")
+    streams = [NystroemOnlineClassifier(**params) for _ in range(3)]
+    for clf in streams:
+        clf.partial_fit(X[:200], y[:200], classes=[0, 1, 2])
+    rows, blocks, kept = streams
+    assert rows._projection is not None  # the rows below play the compiled round
+    state = {k: v.copy() for k, v in rows._state.items()}
+    rows.multi_class = "crammer-singer"
+    with pytest.raises(InvalidParameterError, match="multi_class"):
+        rows.partial_fit(X[200:201], y[200:201])
+    for k, v in state.items():
+        np.testing.assert_array_equal(rows._state[k], v)
+    # The new rule takes effect from the next row, one row at a time as in
+    # the blocks.
+    rows.multi_class = blocks.multi_class = "crammer_singer"
+    for i in range(200, 400):
+        rows.partial_fit(X[i : i + 1], y[i : i + 1])
+    blocks.partial_fit(X[200:], y[200:])
+    _assert_same_model(rows, blocks, X)
+    kept.partial_fit(X[200:], y[200:])
+    assert not np.array_equal(kept.dual_coef_, blocks.dual_coef_)
+
+
 @pytest.mark.parametrize("cls", CLASSES)
 def test_pickles_between_one_row_calls(cls):
     X, y = _data(300, 3)
