@@ -4,7 +4,9 @@ The common part of :class:`~sklearn_budget.FourierOnlineClassifier` and
 :class:`~sklearn_budget.NystroemOnlineClassifier` (Lu, Hoi, Wang, Zhao and
 Liu, "Large Scale Online Kernel Learning", JMLR 17(47), 2016): each maps a
 row ``x`` to ``budget``-sized features ``z(x)`` and plays the linear rounds
-``w_k <- w_k + eta y_k z(x)`` whenever ``y_k w_k . z(x) < 1``. The features
+``w_k <- w_k + eta y_k z(x)`` whenever ``y_k w_k . z(x) < 1`` (one-vs-rest;
+with more than two classes, NOGD can take Crammer and Singer's multiclass
+hinge loss instead, see ``_joint_hinge``). The features
 are computed per block of rows with BLAS; the rounds are played one after
 the other in compiled code (``sklearn_budget._ogd``).
 """
@@ -87,7 +89,7 @@ class _RoundPath:
         self.kind = est.classes_.dtype.kind
         self.codes = {c: j for j, c in enumerate(est.classes_.tolist())}
         self.projection = est._round_projection()
-        self.round = OneRound(est._state, MARGIN_BINS, self.projection)
+        self.round = OneRound(est._state, MARGIN_BINS, self.projection, est._joint_hinge())
 
     def valid(self, est):
         return (
@@ -249,6 +251,11 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         """The ``P`` of the rounds of one row (see ``_ogd.hinge_rounds``)."""
         return None
 
+    def _joint_hinge(self):
+        """Whether the rounds of more than two classes take Crammer and
+        Singer's multiclass hinge loss rather than one-vs-rest."""
+        return False
+
     def _covers_one_row(self):
         """Whether a row's round is the compiled one (``_ogd.OneRound``) now."""
         return self.class_weight is None
@@ -329,6 +336,7 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             margins,
             start,
             Z.shape[0] if stop is None else stop,
+            joint=self._joint_hinge(),
             **kernel_mode,
         )
         if nonfinite:

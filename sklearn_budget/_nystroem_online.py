@@ -53,9 +53,9 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     (``dual_coef_``), so the memory is ``budget`` rows whatever the
     stream's length.
 
-    More than two classes are learned one-vs-rest, as in
-    :class:`~sklearn.linear_model.SGDClassifier`: a row joins the landmarks
-    when the margin of any class is below 1.
+    More than two classes have one output each, learned one-vs-rest or
+    with the multiclass hinge loss of Crammer and Singer (``multi_class``);
+    a row joins the landmarks when its round takes a step.
 
     Parameters
     ----------
@@ -95,6 +95,22 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
 
     kernel_params : dict, default=None
         Extra keyword arguments for a callable kernel.
+
+    multi_class : {'crammer_singer', 'ovr'}, default='crammer_singer'
+        The hinge loss of more than two classes, in both phases.
+        ``'crammer_singer'``: the multiclass hinge loss of Crammer and Singer
+        (2001), as in :class:`~sklearn.svm.LinearSVC`: a round whose margin
+        ``f_y(x) - max_{k != y} f_k(x)`` is below 1 steps the row's class
+        ``y`` up and the best other class down (the first of them on ties),
+        and no other. ``'ovr'``: one-vs-rest, as in
+        :class:`~sklearn.linear_model.SGDClassifier`, a round steps every
+        class ``k`` whose margin ``y_k f_k(x)`` is below 1 (``y_k`` is +1 for
+        the row's class, -1 for the others). The default steps only on the
+        two classes between which the row's prediction is wrong or within
+        the margin; on the multiclass sets measured it was 0.6 points more
+        accurate than one-vs-rest on average, from -0.1 to +1.7 by set and
+        budget (:ref:`fogd-nogd`). Two classes have one output, and the same
+        rounds under either. May be changed between calls.
 
     learning_rate : float, default=1.0
         The step ``eta`` of online gradient descent, constant over the
@@ -189,6 +205,10 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     C. K. I. Williams and M. Seeger, "Using the Nystroem method to speed up
     kernel machines", NIPS 2001.
 
+    K. Crammer and Y. Singer, "On the algorithmic implementation of
+    multiclass kernel-based vector machines", Journal of Machine Learning
+    Research 2, 2001.
+
     Examples
     --------
     >>> import numpy as np
@@ -214,6 +234,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         "degree": [Interval(Real, 0, None, closed="left")],
         "coef0": [Real],
         "kernel_params": [dict, None],
+        "multi_class": [StrOptions({"ovr", "crammer_singer"})],
     }
 
     # Parameters fixed for the whole of a stream: they shape its state.
@@ -238,6 +259,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         degree=3,
         coef0=0.0,
         kernel_params=None,
+        multi_class="crammer_singer",
         learning_rate=1.0,
         max_iter=5,
         tol=1e-3,
@@ -257,6 +279,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
+        self.multi_class = multi_class
         self.learning_rate = learning_rate
         self.max_iter = max_iter
         self.tol = tol
@@ -322,6 +345,9 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
 
     def _round_projection(self):
         return self._projection
+
+    def _joint_hinge(self):
+        return self.multi_class == "crammer_singer"
 
     def _row_features(self, X, path):
         return np.ascontiguousarray(self._kernel_values(X, self._landmarks), dtype=np.float64)

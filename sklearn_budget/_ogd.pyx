@@ -10,7 +10,10 @@ copy (a zero coordinate is skipped). The rounds themselves are sequential:
 each round's scores with the current weights, its progressive margin, and
 the update ``w_k <- w_k + step * phi(x)`` of every class row ``k`` whose
 margin ``Y_k f_k(x)`` is below 1 (one-vs-rest, as SGDClassifier's hinge
-loss).
+loss). With more than two classes and the multiclass hinge loss of Crammer
+and Singer (2001), a round whose margin ``f_y(x) - max_{k != y} f_k(x)`` is
+below 1 updates two rows instead: ``w_y`` by ``+step * phi(x)`` and the
+best other class's by ``-step * phi(x)`` (the first of them on ties).
 
 With averaging, ``acc_k`` gathers ``t * step * phi(x)`` over the updates at
 round ``t``, so that the hypotheses used in rounds ``1 .. T`` sum to
@@ -60,6 +63,7 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
     Py_ssize_t n_members,
     Py_ssize_t members_left,
     const double[:, ::1] P,
+    bint joint,
     double[::1] s,
     double[::1] q,
     MarginBins bins,
@@ -75,12 +79,14 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
     whose scores are not finite (features that overflowed: its margin has no
     bin, and its step would make the weights NaN) stops the rounds before
     it changes anything (the fourth value returned). ``s`` and ``q``: room for a row's scores (one per
-    output) and, with ``P``, for its step (``D`` values)."""
+    output) and, with ``P``, for its step (``D`` values). ``joint``: the
+    multiclass hinge loss of Crammer and Singer instead of one-vs-rest."""
     cdef Py_ssize_t n = Z.shape[0], D = Z.shape[1], n_out = W.shape[0]
-    cdef Py_ssize_t i, j, k, c, col, flat
+    cdef Py_ssize_t i, j, k, c, col, flat, rival = -1
     cdef bint binary = n_out == 1, average = acc.shape[0] > 0, nonfinite = False
     cdef bint record = margins.shape[0] > 0, kernel_mode = columns is not None
     cdef bint updated, mistake, project = P is not None, in_bins = bins is not None
+    cdef bint pairwise = joint and n_out > 1
     cdef double y_k, step, t, dot, z, m
     cdef long long mistakes = 0, updates = 0
     cdef const double* direction
@@ -107,8 +113,14 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
                 for k in range(n_out):
                     if k != cls[i] and s[k] >= s[cls[i]]:
                         mistake = True
-            if record or in_bins:
+            if record or in_bins or pairwise:
                 m = _margin(s, n_out, cls[i], 2.0 * cls[i] - 1.0)
+            if pairwise:
+                # The best other class (the first on ties), as _margin finds it.
+                rival = -1
+                for k in range(n_out):
+                    if k != cls[i] and (rival < 0 or s[k] > s[rival]):
+                        rival = k
             if record:
                 margins[i] = m
             t = <double>(t0 + i + 1)
@@ -128,7 +140,10 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
                     y_k = 2.0 * cls[i] - 1.0
                 else:
                     y_k = 1.0 if k == cls[i] else -1.0
-                if y_k * s[k] >= 1.0:
+                if pairwise:
+                    if m >= 1.0 or (k != cls[i] and k != rival):
+                        continue
+                elif y_k * s[k] >= 1.0:
                     continue
                 step = eta * sw[i] * y_k
                 if kernel_mode:
@@ -179,6 +194,7 @@ def hinge_rounds(
     Py_ssize_t n_members=0,
     Py_ssize_t members_left=-1,
     const double[:, ::1] P=None,
+    bint joint=False,
 ):
     """Play the rounds ``start .. stop`` of the rows ``Z`` (their features).
 
@@ -202,6 +218,11 @@ def hinge_rounds(
     ``P = M^T M``, which score a row in ``O(D)`` and pay ``O(D^2)`` on
     updates only.
 
+    With ``joint`` and more than two classes, a round updates the true
+    class and the best other one when its multiclass margin is below 1
+    (Crammer and Singer's hinge loss) instead of every class whose
+    one-vs-rest margin is (see the module's docstring).
+
     Returns ``(end, mistakes, updates, nonfinite)``: the round after the
     last one played, the prediction mistakes, the rounds with an update, and
     whether the rounds stopped at row ``end`` because its scores are not
@@ -209,7 +230,8 @@ def hinge_rounds(
     """
     return _rounds(
         Z, cls, sw, W, acc, eta, t0, margins, start, stop, columns, n_members,
-        members_left, P, np.empty(W.shape[0]), np.empty(Z.shape[1] if P is not None else 0),
+        members_left, P, joint, np.empty(W.shape[0]),
+        np.empty(Z.shape[1] if P is not None else 0),
         None, NULL, NULL, NULL, NULL,
     )
 
@@ -292,6 +314,9 @@ cdef class OneRound:
         The recorder of the margins (``_calibration.MARGIN_BINS``).
     P : ndarray of shape (D, D) or None
         The projection of the steps (NOGD), or None.
+    joint : bool
+        The multiclass hinge loss of Crammer and Singer instead of
+        one-vs-rest (see :func:`hinge_rounds`).
     """
 
     cdef readonly object w_array, acc_array, counters_array, features
@@ -304,9 +329,10 @@ cdef class OneRound:
     cdef double kept[4]
     cdef long long saved_counters[3]
     cdef public bint active
+    cdef readonly bint joint
     cdef bint average
 
-    def __init__(self, dict state, MarginBins bins, P=None):
+    def __init__(self, dict state, MarginBins bins, P=None, bint joint=False):
         self.w_array = state["w"]
         self.acc_array = state.get("acc")
         self.counters_array = state["counters"]
@@ -329,6 +355,7 @@ cdef class OneRound:
         self.sw = np.empty(1)
         self.cls = np.empty(1, dtype=np.int64)
         self.active = False
+        self.joint = joint
 
     def binds(self, dict state, P=None):
         """Whether the state holds the arrays bound here, and ``P`` is the one bound."""
@@ -390,7 +417,7 @@ cdef class OneRound:
         self.active = True
         end, mistakes, updates, nonfinite = _rounds(
             Z, self.cls, self.sw, self.W, self.acc, eta, self.counters[0], self.no_margins,
-            0, 1, None, 0, -1, self.P, self.s, self.q, self.bins,
+            0, 1, None, 0, -1, self.P, self.joint, self.s, self.q, self.bins,
             &self.counts[0, 0], &self.sums[0, 0], &self.totals[0], self.kept,
         )
         if nonfinite:

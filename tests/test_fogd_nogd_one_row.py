@@ -49,12 +49,19 @@ def _counting_blocks(cls, monkeypatch):
     return rows
 
 
-@pytest.mark.parametrize("cls", CLASSES)
+@pytest.mark.parametrize(
+    "cls, rule",
+    [
+        (FourierOnlineClassifier, {}),
+        (NystroemOnlineClassifier, {"multi_class": "ovr"}),
+        (NystroemOnlineClassifier, {"multi_class": "crammer_singer"}),
+    ],
+)
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("average", [True, False])
-def test_the_compiled_round_is_a_block_of_one_row(cls, n_classes, average, monkeypatch):
+def test_the_compiled_round_is_a_block_of_one_row(cls, rule, n_classes, average, monkeypatch):
     X, y = _data(400, n_classes)
-    params = dict(budget=25, gamma=0.5, average=average, random_state=0)
+    params = dict(budget=25, gamma=0.5, average=average, random_state=0, **rule)
     classes = np.arange(n_classes)
     whole = cls(**params).partial_fit(X, y, classes=classes)
     rows = cls(**params).partial_fit(X[:1], y[:1], classes=classes)
@@ -99,6 +106,31 @@ def test_a_changed_parameter_is_validated_and_used(cls):
         rows.partial_fit(X[i : i + 1], y[i : i + 1])
     blocks.partial_fit(X[200:], y[200:])
     _assert_same_model(rows, blocks, X)
+
+
+def test_a_changed_multiclass_rule_is_validated_and_used():
+    X, y = _data(400, 3)
+    params = dict(budget=20, gamma=0.5, random_state=0, multi_class="ovr")
+    streams = [NystroemOnlineClassifier(**params) for _ in range(3)]
+    for clf in streams:
+        clf.partial_fit(X[:200], y[:200], classes=[0, 1, 2])
+    rows, blocks, kept = streams
+    assert rows._projection is not None  # the rows below play the compiled round
+    state = {k: v.copy() for k, v in rows._state.items()}
+    rows.multi_class = "crammer-singer"
+    with pytest.raises(InvalidParameterError, match="multi_class"):
+        rows.partial_fit(X[200:201], y[200:201])
+    for k, v in state.items():
+        np.testing.assert_array_equal(rows._state[k], v)
+    # The new rule takes effect from the next row, one row at a time as in
+    # the blocks.
+    rows.multi_class = blocks.multi_class = "crammer_singer"
+    for i in range(200, 400):
+        rows.partial_fit(X[i : i + 1], y[i : i + 1])
+    blocks.partial_fit(X[200:], y[200:])
+    _assert_same_model(rows, blocks, X)
+    kept.partial_fit(X[200:], y[200:])
+    assert not np.array_equal(kept.dual_coef_, blocks.dual_coef_)
 
 
 @pytest.mark.parametrize("cls", CLASSES)

@@ -38,7 +38,25 @@ def _is_mistake(s, Yi):
     return any(s[k] >= s[true] for k in range(len(s)) if k != true)
 
 
-def _ogd_reference(Z, Y, eta, w=None):
+def _hinge_steps(s, Yi, joint):
+    """The signs of the round's steps, one per output: one-vs-rest, every
+    output whose margin is below 1; Crammer and Singer (``joint``, more than
+    two classes), +1 on the true class and -1 on the best other one (the
+    first of them) when their difference is below 1. Also returns the
+    margins compared with 1."""
+    if joint and len(s) > 1:
+        true = int(np.argmax(Yi))
+        rival = max((k for k in range(len(s)) if k != true), key=lambda k: s[k])
+        margin = s[true] - s[rival]
+        steps = np.zeros(len(s))
+        if margin < 1:
+            steps[true], steps[rival] = 1.0, -1.0
+        return steps, np.array([margin])
+    margins = Yi * s
+    return np.where(margins < 1, Yi, 0.0), margins
+
+
+def _ogd_reference(Z, Y, eta, w=None, joint=False):
     """Hinge OGD on the feature rows ``Z``: the final weights, the average of
     the hypotheses of the rounds, the mistakes, and the closest margin to 1."""
     n_out = Y.shape[0]
@@ -48,10 +66,10 @@ def _ogd_reference(Z, Y, eta, w=None):
         total += w
         s = np.array([sum(w[k, j] * Z[i, j] for j in range(Z.shape[1])) for k in range(n_out)])
         mistakes += _is_mistake(s, Y[:, i])
+        steps, margins = _hinge_steps(s, Y[:, i], joint)
+        closest = min(closest, np.min(np.abs(margins - 1)))
         for k in range(n_out):
-            closest = min(closest, abs(Y[k, i] * s[k] - 1))
-            if Y[k, i] * s[k] < 1:
-                w[k] += eta * Y[k, i] * Z[i]
+            w[k] += eta * steps[k] * Z[i]
     return w, total, mistakes, closest
 
 
@@ -65,7 +83,7 @@ def _rbf(a, c, gamma):
     return np.exp(-gamma * np.sum((a - c) ** 2))
 
 
-def _nystroem_reference(X, y, classes, budget, k, gamma, eta):
+def _nystroem_reference(X, y, classes, budget, k, gamma, eta, joint=False):
     """NOGD: kernel OGD adding each margin error until ``budget`` landmarks,
     then OGD on the rank-``k`` Nystroem map. Returns the landmarks' rows,
     the final dual coefficients, the mistakes and the closest margin to 1."""
@@ -78,10 +96,11 @@ def _nystroem_reference(X, y, classes, budget, k, gamma, eta):
         s = np.array([np.dot(alpha_k, kx) if members else 0.0 for alpha_k in np.array(alpha).T])
         s = s if members else np.zeros(n_out)
         mistakes += _is_mistake(s, Y[:, i])
-        closest = min(closest, np.min(np.abs(Y[:, i] * s - 1)))
-        if np.any(Y[:, i] * s < 1):
+        steps, margins = _hinge_steps(s, Y[:, i], joint)
+        closest = min(closest, np.min(np.abs(margins - 1)))
+        if np.any(steps != 0):
             members.append(i)
-            alpha.append(np.where(Y[:, i] * s < 1, eta * Y[:, i], 0.0))
+            alpha.append(eta * steps)
         i += 1
     alpha = np.array(alpha).T  # (n_out, members)
     if len(members) < budget:
@@ -93,7 +112,7 @@ def _nystroem_reference(X, y, classes, budget, k, gamma, eta):
     d, V = d[top], V[:, top]
     Z = np.array([[_rbf(a, c, gamma) for c in L] for a in X[i:]]) @ V / np.sqrt(d)
     w0 = alpha @ V * np.sqrt(d)
-    w, _, more, close = _ogd_reference(Z, Y[:, i:], eta, w0)
+    w, _, more, close = _ogd_reference(Z, Y[:, i:], eta, w0, joint)
     return np.array(members), w @ (V / np.sqrt(d)).T, mistakes + more, min(closest, close)
 
 
@@ -131,19 +150,47 @@ def test_fourier_features_are_drawn_as_stated():
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_nystroem_matches_the_reference(n_classes):
+@pytest.mark.parametrize("multi_class", ["ovr", "crammer_singer"])
+def test_nystroem_matches_the_reference(n_classes, multi_class):
     X, y = _data(150, n_classes=n_classes)
     clf = NystroemOnlineClassifier(
-        budget=20, n_components=6, gamma=0.5, learning_rate=0.7, average=False
+        budget=20,
+        n_components=6,
+        gamma=0.5,
+        learning_rate=0.7,
+        average=False,
+        multi_class=multi_class,
     )
     clf.partial_fit(X, y, classes=np.unique(y))
-    members, dual, mistakes, closest = _nystroem_reference(X, y, clf.classes_, 20, 6, 0.5, 0.7)
+    joint = multi_class == "crammer_singer"
+    members, dual, mistakes, closest = _nystroem_reference(
+        X, y, clf.classes_, 20, 6, 0.5, 0.7, joint
+    )
     assert closest > 1e-8
     assert len(members) == 20  # the stream reaches the second phase
     np.testing.assert_array_equal(clf.support_, members)
     np.testing.assert_array_equal(clf.support_vectors_, X[members])
     np.testing.assert_allclose(clf.dual_coef_, dual, rtol=1e-8, atol=1e-10)
     assert clf.n_mistakes_ == mistakes and clf.n_components_ == 6
+
+
+def test_crammer_singer_changes_the_rounds_of_more_than_two_classes_only():
+    params = dict(budget=20, gamma=0.5, learning_rate=0.7, average=False, random_state=0)
+    X, y = _data(150, n_classes=3)
+    ovr = NystroemOnlineClassifier(**params, multi_class="ovr").fit(X, y)
+    cs = NystroemOnlineClassifier(**params, multi_class="crammer_singer").fit(X, y)
+    # Each step adds +eta to the true class and -eta to another: every
+    # landmark's coefficients sum to zero over the classes (the map is
+    # linear), which one-vs-rest's steps do not.
+    scale = np.abs(cs.dual_coef_).max()
+    assert np.abs(cs.dual_coef_.sum(axis=0)).max() < 1e-12 * scale
+    assert np.abs(ovr.dual_coef_.sum(axis=0)).max() > 0.1 * np.abs(ovr.dual_coef_).max()
+    # Two classes: one output, the same rounds under either rule.
+    X, y = _data(150)
+    ovr = NystroemOnlineClassifier(**params, multi_class="ovr").fit(X, y)
+    cs = NystroemOnlineClassifier(**params, multi_class="crammer_singer").fit(X, y)
+    np.testing.assert_array_equal(cs.dual_coef_, ovr.dual_coef_)
+    np.testing.assert_array_equal(cs.support_, ovr.support_)
 
 
 def test_nystroem_before_the_budget_is_a_kernel_expansion():
