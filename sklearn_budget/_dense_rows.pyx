@@ -196,10 +196,13 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
                         K[i, row[e]] += a * zd[e]
                         e = nxt[e]
                 else:
+                    # A feature's entries run in increasing row: those
+                    # before ``lim`` are a prefix (the same products).
                     k = xi[f]
-                    for p in range(first[k], first[k + 1]):
-                        if row[p] < lim:
-                            K[i, row[p]] += a * val[p]
+                    p = first[k]
+                    while p < first[k + 1] and row[p] < lim:
+                        K[i, row[p]] += a * val[p]
+                        p += 1
             rbf_exponents(&K[i, 0], lim, i, xx[i], &zz[0], same, g)
         if lists:
             for e in range(nnz):  # the lists emptied for the next call

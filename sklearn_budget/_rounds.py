@@ -53,6 +53,8 @@ _BLOCKED_NS_PER_CALL = 1_000_000.0
 # thread than on threads that compete with other work on a busy machine.
 _SINGLE_THREAD_FLOPS = 5e7
 
+_INT32_MAX = np.iinfo(np.int32).max
+
 
 def _direct_pays(n_members, n_rows, n_features, within_block=True):
     """Whether computing the kernel rows in the loop beats one BLAS block.
@@ -114,13 +116,23 @@ def _rows(X, rows):
         start, stop, _ = rows.indices(X.shape[0])
         stop = max(start, stop)
         lo, hi = indptr[start], indptr[stop]
+        shape = (stop - start, X.shape[1])
+        idx = _index_dtype(shape, hi - lo)
         return sp.csr_matrix(
-            (X.data[lo:hi].copy(), X.indices[lo:hi].copy(), indptr[start : stop + 1] - lo),
-            shape=(stop - start, X.shape[1]),
+            (
+                X.data[lo:hi].copy(),
+                X.indices[lo:hi].astype(idx),
+                (indptr[start : stop + 1] - lo).astype(idx, copy=False),
+            ),
+            shape=shape,
         )
     rows = np.asarray(rows, dtype=np.intp)
     data, indices, indptr = gather_csr_rows(X.data, X.indices, indptr, rows)
-    return sp.csr_matrix((data, indices, indptr), shape=(rows.size, X.shape[1]))
+    shape = (rows.size, X.shape[1])
+    idx = _index_dtype(shape, data.size)
+    return sp.csr_matrix(
+        (data, indices.astype(idx, copy=False), indptr.astype(idx, copy=False)), shape=shape
+    )
 
 
 def _stack_rows(A, X, rows):
@@ -142,16 +154,33 @@ def _append_rows(A, data, indices, ptr):
     (scipy's ``vstack`` costs tens of microseconds more, once per block).
     """
     a = A.indptr
+    shape = (A.shape[0] + ptr.size - 1, A.shape[1])
+    idx = _index_dtype(shape, int(a[-1]) + int(ptr[-1]))
     # scipy's stack: the index pointers of A but its last, then those of
-    # the rows, shifted by A's last one (its type chosen by the constructor).
-    indptr = np.empty(a.size + ptr.size - 1, dtype=np.int64)
+    # the rows, shifted by A's last one.
+    indptr = np.empty(a.size + ptr.size - 1, dtype=idx)
     indptr[: a.size - 1] = a[:-1]
     indptr[a.size - 1 :] = ptr
     indptr[a.size - 1 :] += a[-1]
     return sp.csr_matrix(
-        (np.concatenate([A.data, data]), np.concatenate([A.indices, indices]), indptr),
-        shape=(A.shape[0] + ptr.size - 1, A.shape[1]),
+        (np.concatenate([A.data, data]), np.concatenate([A.indices, indices], dtype=idx), indptr),
+        shape=shape,
     )
+
+
+def _index_dtype(shape, nnz):
+    """The index type that scipy's ``csr_matrix`` constructor gives the valid
+    CSR arrays of ``nnz`` entries and shape ``shape``, whatever their types:
+    int32 where the shape and the entries' count fit in it.
+
+    The arrays passed in that type spare the constructor its scan of 64-bit
+    indices for values that fit in 32 bits, and its copy of them (tens of
+    microseconds, at each block of rounds and each join of the pool).
+    """
+    if np.intc().itemsize != 4:
+        return np.int64
+    fits = 0 in shape or max(shape) <= _INT32_MAX
+    return np.int32 if fits and nnz <= _INT32_MAX else np.int64
 
 
 def _regrow(a, axes, new):
