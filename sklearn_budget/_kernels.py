@@ -107,25 +107,8 @@ def entry_variance(X):
             return X.var()
         # Var[X] = E[X^2] - E[X]^2 over all entries, computed without densifying.
         n = X.shape[0] * X.shape[1]
-        if X.format == "csr" and X.dtype == np.float64 and X.has_canonical_format:
-            return _sum_of_squares(X.data) / n - (np.sum(X.data) / n) ** 2
         mean = X.sum() / n
         return X.multiply(X).sum() / n - mean**2
-
-
-def _sum_of_squares(data):
-    """``X.multiply(X).sum()`` of a canonical float64 CSR ``X`` with data ``data``,
-    the same bits, without the product matrix (half the cost of the variance).
-
-    scipy's product of two canonical matrices stores ``x * x`` where it is
-    not zero, in the order of the entries, and its sum is numpy's sum of
-    those values: squares that underflow to zero are left out, so that the
-    pairwise summation groups the others as scipy's does.
-    """
-    sq = np.square(data)
-    if not sq.all():
-        sq = sq[sq != 0]
-    return np.sum(sq)
 
 
 def scale_gamma(var, X):

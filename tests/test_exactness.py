@@ -541,40 +541,6 @@ def test_csr_index_type_is_the_one_scipy_chooses(index_dtype):
         assert np.dtype(_index_dtype(shape, nnz)) == expected, shape
 
 
-def test_entry_variance_of_csr_is_scipys_to_the_bit():
-    # gamma='scale' of canonical CSR rows sums the squares of the entries
-    # without scipy's product matrix: the variance of scipy's two sums to
-    # the bit, where squares underflow to zero (the product leaves them
-    # out, which moves the others in numpy's pairwise sum) or entries are
-    # stored zeros. Other sparse rows take scipy's sums.
-    from sklearn_budget._kernels import entry_variance
-
-    def scipy_variance(X):
-        n = X.shape[0] * X.shape[1]
-        return X.multiply(X).sum() / n - (X.sum() / n) ** 2
-
-    rng = np.random.RandomState(7)
-    underflows = 0
-    for trial in range(120):
-        n, d = rng.randint(1, 60), rng.randint(1, 400)
-        X = sp.random(n, d, density=rng.uniform(0, 0.6), format="csr", random_state=rng)
-        X.data = rng.standard_normal(X.nnz) * 10.0 ** rng.uniform(-170, 150, X.nnz)
-        if trial % 3 == 0:
-            X.data[rng.rand(X.nnz) < 0.3] = 1e-170  # its square is zero
-        if trial % 5 == 0:
-            X.data[rng.rand(X.nnz) < 0.2] = 0.0
-        if trial % 7 == 0:
-            X = _messy_csr(rng, n, d, np.int64)
-        underflows += X.has_canonical_format and not np.square(X.data).all()
-        before = X.copy()
-        got, expected = entry_variance(X), scipy_variance(X.copy())
-        assert np.array_equal(got, expected, equal_nan=True), trial
-        if before.has_canonical_format:
-            for name in ("data", "indices", "indptr"):
-                assert np.array_equal(getattr(X, name), getattr(before, name))
-    assert underflows > 10
-
-
 def _omp_reference(K, coef, budget, tol):
     """Kernel orthogonal matching pursuit written out in Python, each sum in
     the order of omp_select (``_pool.pyx``): the selection it must give."""
