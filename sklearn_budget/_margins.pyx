@@ -29,12 +29,7 @@ from libc.string cimport memcpy
 
 import numpy as np
 
-from ._engine cimport CAL_FIRST, CAL_STRIDE, cal_last, cal_weight, margin_of
-
-#: The schedule of the averaged margins (``_engine.pxd``): the stride of the
-#: first rounds and the round up to which it holds.
-MARGIN_STRIDE = CAL_STRIDE
-MARGIN_FIRST = CAL_FIRST
+from ._engine cimport cal_last, cal_weight, margin_of
 
 
 # ----------------------------------------------------------------------

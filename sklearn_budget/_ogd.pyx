@@ -26,7 +26,7 @@ round ``t``, so that the hypotheses used in rounds ``1 .. T`` sum to
 
 import numpy as np
 
-from libc.math cimport INFINITY, cos, isfinite
+from libc.math cimport cos, isfinite
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
@@ -37,15 +37,20 @@ cdef inline double _margin(const double[::1] s, Py_ssize_t n_out, Py_ssize_t cls
                            double y_bin) noexcept nogil:
     """The margin of a round: ``y f(x)`` (one row), else the true class's
     score minus the largest other one."""
-    cdef Py_ssize_t k
-    cdef double best
     if n_out == 1:
         return y_bin * s[0]
-    best = -INFINITY
+    return s[cls] - s[_rival(s, n_out, cls)]
+
+
+cdef inline Py_ssize_t _rival(const double[::1] s, Py_ssize_t n_out,
+                              Py_ssize_t cls) noexcept nogil:
+    """The class of the largest score other than ``cls``'s (the first on
+    ties); the scores are finite."""
+    cdef Py_ssize_t k, best = -1
     for k in range(n_out):
-        if k != cls and s[k] > best:
-            best = s[k]
-    return s[cls] - best
+        if k != cls and (best < 0 or s[k] > s[best]):
+            best = k
+    return best
 
 
 cdef (Py_ssize_t, long long, long long, bint) _rounds(
@@ -116,11 +121,7 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
             if record or in_bins or pairwise:
                 m = _margin(s, n_out, cls[i], 2.0 * cls[i] - 1.0)
             if pairwise:
-                # The best other class (the first on ties), as _margin finds it.
-                rival = -1
-                for k in range(n_out):
-                    if k != cls[i] and (rival < 0 or s[k] > s[rival]):
-                        rival = k
+                rival = _rival(s, n_out, cls[i])
             if record:
                 margins[i] = m
             t = <double>(t0 + i + 1)
