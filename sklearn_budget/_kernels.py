@@ -257,6 +257,12 @@ class Kernel:
             X, Y = _int32_indices(X), _int32_indices(Y)
         if self.kernel == "rbf" and _is_csr64(X) and _is_csr64(Y):
             return _sparse_rbf(X, Y, self.gamma)
+        if self.kernel == "rbf" and _is_dense64(X) and _is_dense64(Y) and X.shape[1] == Y.shape[1]:
+            # pairwise_kernels' validation costs more than the values of the
+            # small blocks the averaged model scores (its margins, its pool).
+            K = _dense_rbf(X, Y, self.gamma)
+            if K is not None:
+                return K
         if not callable(self.kernel):
             K = self._pairwise(X, Y)
             return np.asarray(K, dtype=np.float64)

@@ -6,6 +6,8 @@ against the members kept in insertion order. The estimators must make the
 same mistakes, keep the same support set and reach the same coefficients.
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -367,14 +369,19 @@ def test_dense_rbf_gives_the_bits_and_warnings_of_rbf_kernel(same):
         if trial % 5 == 0:
             Y = Y if same else np.asfortranarray(Y)
         gamma = [0.02, 0.7, 5.0][trial % 3]
-        with warnings.catch_warnings(record=True) as got_warned:
-            warnings.simplefilter("always")
-            got = pool_kernel(Kernel("rbf", gamma=gamma), X, Y)
         with warnings.catch_warnings(record=True) as expected_warned:
             warnings.simplefilter("always")
             expected = rbf_kernel(X, Y, gamma=gamma)
-        assert np.array_equal(got, expected, equal_nan=True)
-        assert [str(w.message) for w in got_warned] == [str(w.message) for w in expected_warned]
+        # The pool's blocks and every other kernel matrix of the package.
+        for compute in (
+            partial(pool_kernel, Kernel("rbf", gamma=gamma)),
+            Kernel("rbf", gamma=gamma),
+        ):
+            with warnings.catch_warnings(record=True) as got_warned:
+                warnings.simplefilter("always")
+                got = compute(X, Y)
+            assert np.array_equal(got, expected, equal_nan=True)
+            assert [str(w.message) for w in got_warned] == [str(w.message) for w in expected_warned]
         if same:
             assert np.all(np.diag(got) == 1.0)
         # The compiled pass gave them, unless they overflow.
@@ -383,6 +390,8 @@ def test_dense_rbf_gives_the_bits_and_warnings_of_rbf_kernel(same):
     X = np.array([[0.0, np.nan]])
     with pytest.raises(ValueError, match="NaN"):
         pool_kernel(Kernel("rbf", gamma=1.0), X, X)
+    with pytest.raises(ValueError, match="NaN"):
+        Kernel("rbf", gamma=1.0)(X, X)
 
 
 def test_rounds_block_of_sparse_rows_gives_the_values_the_rounds_read():
