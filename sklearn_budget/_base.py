@@ -450,9 +450,12 @@ class BaseKernelOnlineClassifier(
     def _end_of_call(self, n_rows):
         self._n_seen += n_rows
         self.n_mistakes_ = int(self._state["counters"][2])
-        if n_rows > 1 and self._bounded_pool:
+        if self._bounded_pool and n_rows * self.n_iter_ >= self.budget:
             # The average within the budget, published now rather than by
-            # the first prediction (one-row calls leave it to the first read).
+            # the first prediction. Its compression costs about what
+            # ``budget`` rounds do (O(budget^2 d)): a call of fewer rounds (a
+            # one-row call, a small chunk of a stream) leaves it to the first
+            # read, which a stream of such calls may never make.
             self._publish_now()
 
     def _takes_lean_rows(self):

@@ -5,11 +5,12 @@ for ``average='vote'``, the hypotheses of the vote are derived from the
 state when first read after a call that changed it, not by every call: the
 average within the budget compresses the pool and the current members
 (``O(budget^2 n_features)``), and a stream of one-row calls would pay it per
-row. A call of many rows publishes that average before it returns
-(:meth:`_PublishMixin._publish_now`), so that its first prediction costs
-what the next ones do. They are cached beside the estimator
-(:func:`~sklearn_budget._transaction.published`), so that reading them does
-not change its ``__dict__``; every call that changes the model drops them.
+row. A call of at least ``budget`` rounds publishes that average before it
+returns (:meth:`_PublishMixin._publish_now`), so that its first prediction
+costs what the next ones do; shorter calls leave it to the first read. They
+are cached beside the estimator (:func:`~sklearn_budget._transaction.published`),
+so that reading them does not change its ``__dict__``; every call that
+changes the model drops them.
 """
 
 # Authors: The sklearn-budget developers

@@ -576,3 +576,41 @@ def test_winnow_bad_one_row_calls_change_nothing():
         with pytest.raises(ValueError, match=message):
             est.partial_fit(Xb, yb)
         assert state_of(est) == before
+
+
+@pytest.mark.parametrize(
+    "name", ["Forgetron", "RandomizedBudgetPerceptron", "BudgetedSGDClassifier"]
+)
+def test_calls_of_fewer_rounds_than_the_budget_leave_the_average_to_the_first_read(
+    name, monkeypatch
+):
+    # Publishing the average within the budget compresses its pool (about
+    # the cost of `budget` rounds): calls of fewer rounds leave it to the
+    # first read, longer calls and fits publish before they return. The
+    # model read is the same either way.
+    publishes = []
+    cls = type(make(name))
+    original = cls._publish
+
+    def counting(self):
+        publishes.append(self._n_seen)
+        return original(self)
+
+    monkeypatch.setattr(cls, "_publish", counting)
+    X, y = stream(400)
+    chunks = make(name, average=True)
+    for start in range(0, 400, 10):  # 10 rows a call, budget 12
+        chunks.partial_fit(X[start : start + 10], y[start : start + 10], classes=[0, 1])
+    assert publishes == []
+    read = fitted(chunks)
+    assert publishes == [400]
+    whole = make(name, average=True).partial_fit(X, y, classes=[0, 1])
+    assert publishes == [400, 400]  # published by the call itself
+    assert fitted(whole) == read
+    publishes.clear()
+    fitted(whole)
+    assert publishes == []
+    fit = make(name, average=True, max_iter=1).fit(X[:100], y[:100])
+    assert publishes == [100]
+    fitted(fit)
+    assert publishes == [100]
