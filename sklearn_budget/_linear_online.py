@@ -108,6 +108,8 @@ class _FitFeatures:
         kept = position < self.n_kept
         held = np.zeros(len(ids), dtype=bool)
         held[kept] = self.known[position[kept]]
+        if held.all():  # every epoch after the second, unless rows are beyond the cache
+            return self.values.take(position, axis=0)
         if held.any():
             Z = np.empty((len(ids), self.width))
             Z[held] = self.values[position[held]]
