@@ -192,7 +192,10 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
     dense, so a stream gives the same model whatever its split into calls
     (one row at a time, as the river classes play it, included), and the
     same for sparse and dense input. On sparse data this costs
-    ``O(nnz(x) * budget)`` per row.
+    ``O(nnz(x) * budget)`` per row. ``fit`` computes a row's features once
+    for all its epochs, keeping them within scikit-learn's
+    ``working_memory`` (``n_samples x budget`` floats; the rows beyond it
+    are computed in every epoch).
 
     Random features estimate each kernel value with an error of about
     ``1 / sqrt(budget)``: at a narrow kernel, where a row's nearest other
@@ -289,8 +292,12 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
             math.sqrt(2.0 / D),
         )
 
+    def _features(self, X):
+        return fourier_features(X, self.random_weights_, self.random_offset_)
+
     def _play_block(self, X, cls, sw, index, calibrate):
-        Z = fourier_features(X, self.random_weights_, self.random_offset_)
+        # A row's features are the same bits in any block (fourier_features).
+        Z = self._fit_features(X, index, self._features)
         self._hinge_rounds(Z, cls, sw, calibrate, self._state["w"], self._state.get("acc"))
 
     def _publish(self):
@@ -301,5 +308,4 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
             self.coef_ = state["w"].copy()
 
     def _scores(self, X):
-        Z = fourier_features(X, self.random_weights_, self.random_offset_)
-        return Z @ self.coef_.T
+        return self._features(X) @ self.coef_.T

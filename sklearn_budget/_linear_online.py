@@ -17,6 +17,7 @@ the other in compiled code (``sklearn_budget._ogd``).
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -39,6 +40,10 @@ _NO_MARGINS = np.empty(0)
 # The one-row path of each estimator (_RoundPath), derived from its state and
 # kept beside it, never pickled.
 _ROUND_PATHS = WeakCache()
+
+# The features of the rows of the ``fit`` call under way (_FitFeatures),
+# kept beside the estimator for that call only: scratch, not state.
+_FIT_FEATURES = WeakCache()
 
 
 def _averaged(w, acc, t):
@@ -67,6 +72,56 @@ class _BinUndo:
                 counts[c, b], sums[c, b], totals[c] = saved
 
             self.transaction.on_undo(undo)
+
+
+class _FitFeatures:
+    """The features of the rows of one ``fit`` call, computed once for its epochs.
+
+    Every epoch of ``fit`` plays the same rows, reshuffled. Where a row's
+    features stay the same over the call (FOGD's random features; NOGD's
+    kernel values with its landmarks, once they are fixed) and are the same
+    bits whatever the block of rows they are computed in, a later epoch
+    reads them here instead of computing them again: the rounds see the
+    same numbers.
+
+    ``index``: the identifiers of the call's rows (``_stream_index``), in
+    increasing order; a row is found by its identifier, whatever the order
+    of the epoch. ``width``: the features of a row. The cache is an array
+    of ``n_rows x width`` floats, allocated when it is first read, held
+    within scikit-learn's ``working_memory``: the rows of the call's first
+    positions that fit in it are kept, the others computed in every epoch,
+    as without the cache.
+    """
+
+    def __init__(self, index, width):
+        self.index, self.width = index, width
+        self.n_kept = min(len(index), int(get_config()["working_memory"] * 2**20) // (8 * width))
+        self.values = self.known = None
+
+    def features(self, X, ids, compute):
+        """``compute(X)``, the features of the rows ``X`` of identifiers
+        ``ids``, read from the cache where it holds them."""
+        if self.values is None:
+            self.values = np.empty((self.n_kept, self.width))
+            self.known = np.zeros(self.n_kept, dtype=bool)
+        position = np.searchsorted(self.index, ids)
+        kept = position < self.n_kept
+        held = np.zeros(len(ids), dtype=bool)
+        held[kept] = self.known[position[kept]]
+        if held.all():  # every epoch after the second, unless rows are beyond the cache
+            return self.values.take(position, axis=0)
+        if held.any():
+            Z = np.empty((len(ids), self.width))
+            Z[held] = self.values[position[held]]
+            missing = np.flatnonzero(~held)
+            if missing.size:
+                Z[missing] = compute(X[missing])
+        else:
+            Z, missing = compute(X), np.arange(len(ids))
+        new = missing[kept[missing]]
+        self.values[position[new]] = Z[new]
+        self.known[position[new]] = True
+        return Z
 
 
 class _RoundPath:
@@ -176,6 +231,35 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             )
             if on_block is not None:
                 on_block()
+
+    def _stream_index(self, n_rows):
+        # The rows' positions in the call: what _FitFeatures knows them by.
+        return np.arange(n_rows)
+
+    def _play_epochs(self, X, y, w, index, rng, warm):
+        # Only fit plays rows more than once: its features are kept for its
+        # epochs, and dropped with the call, however it ends.
+        cache = _FitFeatures(index, self.budget) if self.max_iter > 1 else None
+        if cache is None or cache.n_kept == 0:
+            return super()._play_epochs(X, y, w, index, rng, warm)
+        _FIT_FEATURES[self] = cache
+        try:
+            return super()._play_epochs(X, y, w, index, rng, warm)
+        finally:
+            _FIT_FEATURES.pop(self)
+
+    def _fit_features(self, X, ids, compute):
+        """``compute(X)``: the features of the rows ``X`` of identifiers ``ids``
+        (None: not to be kept), read from the features kept by the ``fit``
+        call under way where it holds them (see :class:`_FitFeatures`).
+
+        ``compute`` must give a row the same bits whatever the other rows of
+        ``X``: a row's features are computed in one block and read in others.
+        """
+        cache = _FIT_FEATURES.get(self)
+        if cache is None or ids is None:
+            return compute(X)
+        return cache.features(X, ids, compute)
 
     def _partial_fit_one_row(self, X, y, classes):
         """A one-row ``partial_fit`` call without the plumbing of blocks.

@@ -16,6 +16,7 @@ from ._docstrings import _feature_doc
 from ._kernels import (
     KERNELS,
     Kernel,
+    _is_csr64,
     _KernelStateMixin,
     is_nonnegative_kernel,
     kernel_values,
@@ -196,6 +197,11 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     Sparse input and callable kernels go through
     :func:`~sklearn.metrics.pairwise.pairwise_kernels`, whose products may
     round differently in the last bits from one block of rows to another.
+    ``fit`` computes a row's kernel values with the fixed landmarks once
+    for all its epochs, keeping them within scikit-learn's
+    ``working_memory`` (``n_samples x budget`` floats; the rows beyond it
+    are computed in every epoch), where they are the same bits in any
+    block: dense rows of a named kernel and sparse rows of the rbf kernel.
 
     References
     ----------
@@ -350,7 +356,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         return self.multi_class == "crammer_singer"
 
     def _row_features(self, X, path):
-        return np.ascontiguousarray(self._kernel_values(X, self._landmarks), dtype=np.float64)
+        return self._landmark_values(X)
 
     # ------------------------------------------------------------------
     # The rounds
@@ -376,7 +382,9 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             # M = diag(d)^-1/2 V^T, played on the expansion beta = M^T w:
             # f(x) = beta . k(L, x), and a step along z(x) moves beta along
             # P k(L, x) with P = M^T M, paid on updates only.
-            K = self._kernel_values(X[start:], self._landmarks)
+            rows = X[start:]
+            ids = index[start:] if index is not None and self._values_by_row(rows) else None
+            K = self._fit_features(rows, ids, self._landmark_values)
             state = self._state
             self._hinge_rounds(
                 K,
@@ -465,6 +473,27 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         """``k(X, Z)``: for dense rows of a named kernel, by the compiled
         formulas of the package, the same bits for a row whatever its block."""
         return kernel_values(self._kernel, self._kernel_code, X, Z)
+
+    def _landmark_values(self, X):
+        """``k(X, landmarks)``, C-contiguous float64."""
+        return np.ascontiguousarray(self._kernel_values(X, self._landmarks), dtype=np.float64)
+
+    def _values_by_row(self, X):
+        """Whether :meth:`_landmark_values` gives each row of ``X`` the same
+        bits whatever the other rows: the values ``fit`` may compute once
+        for all its epochs (``_fit_features``).
+
+        So where each row is computed alone, in compiled loops over rows:
+        dense rows of a named kernel (``kernel_values``'s
+        ``_dense_rows.kernel_block``), and the rbf kernel of float64 CSR rows
+        (``Kernel``'s ``_sparse_rbf``, which sums a row's products in the
+        order of its entries). Not the other kernels of sparse rows, whose
+        products scipy computes (a detail of its version), nor a callable.
+        """
+        L = self._landmarks
+        if sp.issparse(X) or sp.issparse(L):
+            return self._kernel.kernel == "rbf" and _is_csr64(X) and _is_csr64(L)
+        return self._kernel_code is not None and X.shape[1] > 0
 
     # ------------------------------------------------------------------
     # The fitted model
