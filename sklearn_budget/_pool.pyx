@@ -15,7 +15,7 @@ import numpy as np
 
 
 def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t budget,
-               double tol):
+               double tol, Kcoef=None):
     """Members kept by kernel orthogonal matching pursuit, in increasing order.
 
     The function is ``f = sum_j coef[j] k(x_j, .)`` (``coef``: one row per
@@ -30,7 +30,8 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
     back-fitting). A member whose residual is at most ``tol`` adds nothing
     to the span and is never kept, so the kept members' Gram matrix stays
     positive definite. Stops at ``budget`` members or when no member adds
-    to the span. ``O(n budget^2)`` time after ``K``.
+    to the span. ``O(n budget^2)`` time after ``K``. ``Kcoef``: the product
+    ``K @ coef`` where the caller has it (its refit reads it too), or None.
     """
     cdef Py_ssize_t n = K.shape[0], R = coef.shape[1]
     cdef Py_ssize_t s, j, q, c, p, m = 0
@@ -38,7 +39,13 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
     budget = min(budget, n)
     cdef double[:, ::1] L = np.zeros((max(budget, 1), n))
     cdef double[::1] resid = np.empty(n)
-    cdef double[:, ::1] r = np.asarray(K) @ np.asarray(coef)  # <k(x_j, .), f>
+    cdef double[::1] gains = np.empty(n)
+    # <k(x_j, .), f>, updated in place below.
+    if Kcoef is None:
+        Kcoef = np.asarray(K) @ np.asarray(coef)
+    cdef double[:, ::1] r = np.array(Kcoef, dtype=np.float64, order="C")
+    if r.shape[0] != n or r.shape[1] != R:
+        raise ValueError(f"Kcoef has shape {np.shape(Kcoef)}, K @ coef has ({n}, {R}).")
     cdef unsigned char[::1] taken = np.zeros(n, dtype=np.uint8)
     cdef double[::1] proj = np.zeros(R)
     chosen = np.empty(budget, dtype=np.intp)
@@ -47,17 +54,23 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
         resid[j] = K[j, j]
     with nogil:
         for s in range(budget):
+            # The gains of all members first, in a loop without branches
+            # (its divisions vectorized; the sum from 0.0 as below, the same
+            # bits), then the first of the largest among the candidates.
+            if R == 1:
+                for j in range(n):
+                    gains[j] = (0.0 + r[j, 0] * r[j, 0]) / resid[j]
+            else:
+                for j in range(n):
+                    gain = 0.0
+                    for c in range(R):
+                        gain += r[j, c] * r[j, c]
+                    gains[j] = gain / resid[j]
             p = -1
             best = -1.0
             for j in range(n):
-                if taken[j] or not resid[j] > tol:
-                    continue
-                gain = 0.0
-                for c in range(R):
-                    gain += r[j, c] * r[j, c]
-                gain = gain / resid[j]
-                if gain > best:
-                    best = gain
+                if not taken[j] and resid[j] > tol and gains[j] > best:
+                    best = gains[j]
                     p = j
             if p < 0:
                 break
@@ -92,8 +105,14 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
                 proj[c] = a
             for j in range(n):
                 resid[j] -= L[s, j] * L[s, j]
-                for c in range(R):
-                    r[j, c] -= L[s, j] * proj[c]
+            if R == 1:
+                a = proj[0]
+                for j in range(n):
+                    r[j, 0] -= L[s, j] * a
+            else:
+                for j in range(n):
+                    for c in range(R):
+                        r[j, c] -= L[s, j] * proj[c]
             taken[p] = 1
             out[s] = p
             m = s + 1
