@@ -392,6 +392,8 @@ class _KernelStateMixin:
 
 
 def _dense_rbf_pair(kernel, X, Z):
+    """Whether :func:`_dense_rbf` may compute ``kernel(X, Z)``: the rbf
+    kernel of dense float64 rows of one width."""
     return kernel.kernel == "rbf" and _is_dense64(X) and _is_dense64(Z) and X.shape[1] == Z.shape[1]
 
 
