@@ -60,9 +60,9 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg.lapack import dpotrf, dpotrs
 
-from ._kernels import kernel_values, pool_kernel, single_blas_thread
+from ._kernels import finite_pool_kernel, kernel_values, pool_kernel, single_blas_thread
 from ._pool import average_finite, omp_select
 from ._rounds import _rows, _vstack
 
@@ -100,6 +100,11 @@ def _kernel_block(kernel, kernel_code, X, Z):
     """``kernel(X, Z)`` by BLAS, or by differences where that overflows; raises
     if the values are not finite (rows too large for the kernel)."""
     with np.errstate(all="ignore"):
+        # The compiled rbf values of dense rows are finite by construction:
+        # no pass over the block to check them.
+        K = finite_pool_kernel(kernel, X, Z)
+        if K is not None:
+            return K
         K = np.ascontiguousarray(pool_kernel(kernel, X, Z), dtype=np.float64)
         finite = np.isfinite(K).all()
         if not finite and kernel_code is not None:
@@ -121,15 +126,22 @@ def _ridge_solve(normal, rhs, ridge):
     # ``normal + ridge I`` built in Fortran order and factored in place: no
     # identity matrix and no copy by LAPACK's wrapper, which at a budget of
     # 4000 are 128 MB each. The values are those of ``normal + ridge * eye``
-    # (``+ 0.0`` off the diagonal), so the factor has the same bits.
-    a = np.add(normal, 0.0, order="F")
+    # (``+ 0.0`` off the diagonal), so the factor has the same bits. The
+    # LAPACK routines of scipy's ``cho_factor`` and ``cho_solve`` are called
+    # directly (the same factor and solution): their wrappers' checks cost
+    # as much as the factor at a budget of 100, once per compression.
+    a = np.add(normal, 0.0, order="F", dtype=np.float64)
     diag = np.arange(a.shape[0])
     a[diag, diag] = normal[diag, diag] + ridge
-    try:
-        factor = cho_factor(a, lower=True, overwrite_a=True, check_finite=False)
-    except LinAlgError:
+    factor, info = dpotrf(a, lower=True, overwrite_a=True, clean=False)
+    if info > 0:  # not numerically positive definite
         return None
-    out = cho_solve(factor, rhs, check_finite=False)
+    if info == 0:
+        out, info = dpotrs(factor, rhs, lower=True)
+    if info < 0:
+        raise ValueError(
+            f"LAPACK reported an illegal value in argument {-info} of the ridge solve."
+        )
     return out if np.isfinite(out).all() else None
 
 
@@ -177,7 +189,8 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
     S = np.zeros(0, dtype=np.intp)
     if budget <= OMP_MAX_BUDGET:
         K = _kernel_block(kernel, kernel_code, rows, rows)
-        S = omp_select(K, coef, budget, OMP_TOL * kmax)
+        Kcoef = K @ coef  # read by matching pursuit and by the refit
+        S = omp_select(K, coef, budget, OMP_TOL * kmax, Kcoef)
     if S.size:
         # The pool's function fitted at the pool's own rows (the module's
         # docstring): the normal equations of min ||K_{pool,S} c - K acc||^2,
@@ -187,8 +200,9 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         # pool's size, whose first touch costs as much as the pass.
         if kmax != 1.0:
             K = K / kmax
+            Kcoef = K @ coef
         A = K[:, S]
-        normal, rhs, ridge = A.T @ A, A.T @ (K @ coef), RIDGE * rows.shape[0]
+        normal, rhs, ridge = A.T @ A, A.T @ Kcoef, RIDGE * rows.shape[0]
     else:
         # Above 128, or no member with a positive residual (a kernel that
         # is not positive semi-definite): by the size of each function, and

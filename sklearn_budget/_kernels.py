@@ -397,14 +397,31 @@ class _KernelStateMixin:
         super().__setstate__(state)
 
 
+def _dense_rbf_pair(kernel, X, Z):
+    """Whether :func:`_dense_rbf` may compute ``kernel(X, Z)``: the rbf
+    kernel of dense float64 rows of one width."""
+    return kernel.kernel == "rbf" and _is_dense64(X) and _is_dense64(Z) and X.shape[1] == Z.shape[1]
+
+
 def pool_kernel(kernel, X, Z):
     """``kernel(X, Z)``, the same bits, with the rbf kernel of dense rows by
     :func:`_dense_rbf`: the kernel blocks of the averaged model's pool."""
-    if kernel.kernel == "rbf" and _is_dense64(X) and _is_dense64(Z) and X.shape[1] == Z.shape[1]:
+    if _dense_rbf_pair(kernel, X, Z):
         K = _dense_rbf(X, Z, kernel.gamma)
         if K is not None:
             return K
     return kernel(X, Z)
+
+
+def finite_pool_kernel(kernel, X, Z):
+    """:func:`pool_kernel`'s values where they are finite by construction, or None.
+
+    Those of :func:`_dense_rbf` with ``gamma >= 0``: rows it takes keep every
+    step finite, and the exponents are at most 0 (values in ``[0, 1]``).
+    """
+    if _dense_rbf_pair(kernel, X, Z) and kernel.gamma >= 0:
+        return _dense_rbf(X, Z, kernel.gamma)
+    return None
 
 
 def kernel_values(kernel, kernel_code, X, Z):

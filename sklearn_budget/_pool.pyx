@@ -14,8 +14,55 @@ from libc.math cimport isfinite, sqrt
 import numpy as np
 
 
+cdef extern from *:
+    """
+    /* Row s of the factor L (rows of n values) minus its rows q < s, each
+       times its value at column p: row s = (((row s - row q * x_q) - row
+       q+1 * x_q+1) - ...), four rows per pass over row s (a quarter of its
+       loads and stores): nine tenths of matching pursuit's time at a
+       budget of 100. The same arithmetic in every build (no fused
+       multiply-add: neither the default target nor AVX2 has one); where GCC
+       and glibc can choose at load time, an AVX2 copy runs on processors
+       that have it, four values per instruction instead of two (measured:
+       a quarter less time for the whole pursuit). */
+    #if defined(__GNUC__)
+    #define SB_RESTRICT __restrict__
+    #elif defined(_MSC_VER)
+    #define SB_RESTRICT __restrict
+    #else
+    #define SB_RESTRICT
+    #endif
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+        && defined(__linux__) && defined(__GLIBC__)
+    __attribute__((target_clones("avx2", "default")))
+    #endif
+    static void sb_pool_subtract_rows(double *L, Py_ssize_t n, Py_ssize_t s,
+                                      Py_ssize_t p)
+    {
+        double *SB_RESTRICT row = L + s * n;
+        Py_ssize_t q = 0, j;
+        for (; q + 4 <= s; q += 4) {
+            const double *SB_RESTRICT a = L + q * n;
+            const double *SB_RESTRICT b = a + n;
+            const double *SB_RESTRICT c = b + n;
+            const double *SB_RESTRICT d = c + n;
+            const double x = a[p], x1 = b[p], x2 = c[p], x3 = d[p];
+            for (j = 0; j < n; j++)
+                row[j] = (((row[j] - a[j] * x) - b[j] * x1) - c[j] * x2) - d[j] * x3;
+        }
+        for (; q < s; q++) {
+            const double *SB_RESTRICT a = L + q * n;
+            const double x = a[p];
+            for (j = 0; j < n; j++)
+                row[j] -= a[j] * x;
+        }
+    }
+    """
+    void sb_pool_subtract_rows(double* L, Py_ssize_t n, Py_ssize_t s, Py_ssize_t p) noexcept nogil
+
+
 def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t budget,
-               double tol):
+               double tol, Kcoef=None):
     """Members kept by kernel orthogonal matching pursuit, in increasing order.
 
     The function is ``f = sum_j coef[j] k(x_j, .)`` (``coef``: one row per
@@ -30,15 +77,22 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
     back-fitting). A member whose residual is at most ``tol`` adds nothing
     to the span and is never kept, so the kept members' Gram matrix stays
     positive definite. Stops at ``budget`` members or when no member adds
-    to the span. ``O(n budget^2)`` time after ``K``.
+    to the span. ``O(n budget^2)`` time after ``K``. ``Kcoef``: the product
+    ``K @ coef`` where the caller has it (its refit reads it too), or None.
     """
     cdef Py_ssize_t n = K.shape[0], R = coef.shape[1]
-    cdef Py_ssize_t s, j, q, c, p, m = 0
-    cdef double best, gain, piv, a, x, x1, x2, x3
+    cdef Py_ssize_t s, j, c, p, m = 0
+    cdef double best, gain, piv, a
     budget = min(budget, n)
     cdef double[:, ::1] L = np.zeros((max(budget, 1), n))
     cdef double[::1] resid = np.empty(n)
-    cdef double[:, ::1] r = np.asarray(K) @ np.asarray(coef)  # <k(x_j, .), f>
+    cdef double[::1] gains = np.empty(n)
+    # <k(x_j, .), f>, updated in place below.
+    if Kcoef is None:
+        Kcoef = np.asarray(K) @ np.asarray(coef)
+    cdef double[:, ::1] r = np.array(Kcoef, dtype=np.float64, order="C")
+    if r.shape[0] != n or r.shape[1] != R:
+        raise ValueError(f"Kcoef has shape {np.shape(Kcoef)}, K @ coef has ({n}, {R}).")
     cdef unsigned char[::1] taken = np.zeros(n, dtype=np.uint8)
     cdef double[::1] proj = np.zeros(R)
     chosen = np.empty(budget, dtype=np.intp)
@@ -47,17 +101,23 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
         resid[j] = K[j, j]
     with nogil:
         for s in range(budget):
+            # The gains of all members first, in a loop without branches
+            # (its divisions vectorized; the sum from 0.0 as below, the same
+            # bits), then the first of the largest among the candidates.
+            if R == 1:
+                for j in range(n):
+                    gains[j] = (0.0 + r[j, 0] * r[j, 0]) / resid[j]
+            else:
+                for j in range(n):
+                    gain = 0.0
+                    for c in range(R):
+                        gain += r[j, c] * r[j, c]
+                    gains[j] = gain / resid[j]
             p = -1
             best = -1.0
             for j in range(n):
-                if taken[j] or not resid[j] > tol:
-                    continue
-                gain = 0.0
-                for c in range(R):
-                    gain += r[j, c] * r[j, c]
-                gain = gain / resid[j]
-                if gain > best:
-                    best = gain
+                if not taken[j] and resid[j] > tol and gains[j] > best:
+                    best = gains[j]
                     p = j
             if p < 0:
                 break
@@ -66,23 +126,8 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
             piv = sqrt(resid[p])
             for j in range(n):
                 L[s, j] = K[p, j]
-            # Subtracted in the order of q, four rows per pass over row s
-            # (a quarter of its loads and stores).
-            q = 0
-            while q + 4 <= s:
-                x = L[q, p]
-                x1 = L[q + 1, p]
-                x2 = L[q + 2, p]
-                x3 = L[q + 3, p]
-                for j in range(n):
-                    L[s, j] = (((L[s, j] - L[q, j] * x) - L[q + 1, j] * x1)
-                               - L[q + 2, j] * x2) - L[q + 3, j] * x3
-                q += 4
-            while q < s:
-                x = L[q, p]
-                for j in range(n):
-                    L[s, j] -= L[q, j] * x
-                q += 1
+            # The kept directions subtracted in the order of q.
+            sb_pool_subtract_rows(&L[0, 0], n, s, p)
             for j in range(n):
                 L[s, j] /= piv
             for c in range(R):
@@ -92,8 +137,14 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
                 proj[c] = a
             for j in range(n):
                 resid[j] -= L[s, j] * L[s, j]
-                for c in range(R):
-                    r[j, c] -= L[s, j] * proj[c]
+            if R == 1:
+                a = proj[0]
+                for j in range(n):
+                    r[j, 0] -= L[s, j] * a
+            else:
+                for j in range(n):
+                    for c in range(R):
+                        r[j, c] -= L[s, j] * proj[c]
             taken[p] = 1
             out[s] = p
             m = s + 1

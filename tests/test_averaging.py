@@ -339,11 +339,13 @@ def test_projection_blocks_stay_within_the_factors_memory(monkeypatch):
     monkeypatch.setattr(_averaging, "OMP_MAX_BUDGET", 0)
     shapes = []
 
-    def recording(kernel, X, Z):
-        shapes.append((X.shape[0], Z.shape[0]))
-        return pool_kernel(kernel, X, Z)
+    block = _averaging._kernel_block
 
-    monkeypatch.setattr(_averaging, "pool_kernel", recording)
+    def recording(kernel, kernel_code, X, Z):
+        shapes.append((X.shape[0], Z.shape[0]))
+        return block(kernel, kernel_code, X, Z)
+
+    monkeypatch.setattr(_averaging, "_kernel_block", recording)
     rng = np.random.RandomState(2)
     rows, coef, budget = rng.randn(600, 3), rng.randn(600, 2), 40
     kernel = Kernel("rbf", gamma=GAMMA)
@@ -465,3 +467,54 @@ def test_an_indefinite_gram_matrix_keeps_the_chosen_members_own_sums():
     assert idx.size == 8
     np.testing.assert_array_equal(c, coef[idx])
     np.testing.assert_array_equal(kept, rows[idx])
+
+
+def test_finite_pool_kernel_gives_rbf_kernels_bits_or_none():
+    # The compiled rbf values of dense rows, which _kernel_block does not
+    # check again: rbf_kernel's bits where they apply (gamma >= 0, rows whose
+    # every step stays finite), None elsewhere (pool_kernel's other paths,
+    # whose values are checked).
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._kernels import finite_pool_kernel
+
+    rng = np.random.RandomState(3)
+    X, Z = rng.randn(30, 4), rng.randn(20, 4)
+    for gamma in (0.0, 0.3, 40.0):
+        for Y in (X, Z):
+            got = finite_pool_kernel(Kernel("rbf", gamma=gamma), X, Y)
+            assert np.array_equal(got, rbf_kernel(X, Y, gamma=gamma))
+            assert got.flags.c_contiguous and np.isfinite(got).all()
+            assert np.array_equal(got, pool_kernel(Kernel("rbf", gamma=gamma), X, Y))
+    assert finite_pool_kernel(Kernel("rbf", gamma=-0.3), X, Z) is None
+    assert finite_pool_kernel(Kernel("rbf", gamma=0.3), 1e160 * X, Z) is None
+    sparse = sp.csr_matrix(X), sp.csr_matrix(Z)
+    assert finite_pool_kernel(Kernel("rbf", gamma=0.3), *sparse) is None
+    assert finite_pool_kernel(Kernel("laplacian", gamma=0.3), X, Z) is None
+    # Values that overflow (a negative gamma) are still refused.
+    with pytest.raises(ValueError, match="Non-finite kernel values"):
+        _averaging._kernel_block(Kernel("rbf", gamma=-1e3), None, X, Z)
+
+
+def test_omp_select_reads_the_product_it_is_given():
+    # The compression computes K @ coef once, for matching pursuit and for
+    # the refit: the selection is the written-out pursuit's, and a budget of
+    # one keeps the largest <f, k(x_j, .)>^2 / k(x_j, x_j) of the product given.
+    from sklearn.metrics.pairwise import rbf_kernel
+    from test_exactness import _omp_reference
+
+    from sklearn_budget._pool import omp_select
+
+    rng = np.random.RandomState(4)
+    X = rng.randn(50, 2)
+    K = rbf_kernel(X, X, gamma=0.7)
+    for R in (1, 2):
+        coef = rng.randn(50, R)
+        for budget in (1, 5, 20):
+            expected = _omp_reference(K, coef, budget, 1e-10)
+            assert np.array_equal(omp_select(K, coef, budget, 1e-10, K @ coef), expected)
+    other = K @ rng.randn(50, 1)
+    first = np.ascontiguousarray(coef[:, :1])
+    assert omp_select(K, first, 1, 1e-10, other).tolist() == [np.argmax(other[:, 0] ** 2)]
+    with pytest.raises(ValueError, match="shape"):
+        omp_select(K, coef, 3, 1e-10, other[:10])
