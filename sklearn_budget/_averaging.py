@@ -62,7 +62,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.lapack import dpotrf, dpotrs
 
-from ._kernels import finite_pool_kernel, kernel_values, pool_kernel, single_blas_thread
+from ._kernels import finite_pool_kernel, kernel_values, single_blas_thread
 from ._pool import average_finite, omp_select
 from ._rounds import _rows, _vstack
 
@@ -105,7 +105,7 @@ def _kernel_block(kernel, kernel_code, X, Z):
         K = finite_pool_kernel(kernel, X, Z)
         if K is not None:
             return K
-        K = np.ascontiguousarray(pool_kernel(kernel, X, Z), dtype=np.float64)
+        K = np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
         finite = np.isfinite(K).all()
         if not finite and kernel_code is not None:
             K = kernel_values(kernel, kernel_code, X, Z)

@@ -257,7 +257,7 @@ class Kernel:
             X, Y = _int32_indices(X), _int32_indices(Y)
         if self.kernel == "rbf" and _is_csr64(X) and _is_csr64(Y):
             return _sparse_rbf(X, Y, self.gamma)
-        if self.kernel == "rbf" and _is_dense64(X) and _is_dense64(Y) and X.shape[1] == Y.shape[1]:
+        if _dense_rbf_pair(self, X, Y):
             # pairwise_kernels' validation costs more than the values of the
             # small blocks the averaged model scores (its margins, its pool).
             K = _dense_rbf(X, Y, self.gamma)
@@ -403,18 +403,8 @@ def _dense_rbf_pair(kernel, X, Z):
     return kernel.kernel == "rbf" and _is_dense64(X) and _is_dense64(Z) and X.shape[1] == Z.shape[1]
 
 
-def pool_kernel(kernel, X, Z):
-    """``kernel(X, Z)``, the same bits, with the rbf kernel of dense rows by
-    :func:`_dense_rbf`: the kernel blocks of the averaged model's pool."""
-    if _dense_rbf_pair(kernel, X, Z):
-        K = _dense_rbf(X, Z, kernel.gamma)
-        if K is not None:
-            return K
-    return kernel(X, Z)
-
-
 def finite_pool_kernel(kernel, X, Z):
-    """:func:`pool_kernel`'s values where they are finite by construction, or None.
+    """``kernel(X, Z)`` where its values are finite by construction, or None.
 
     Those of :func:`_dense_rbf` with ``gamma >= 0``: rows it takes keep every
     step finite, and the exponents are at most 0 (values in ``[0, 1]``).

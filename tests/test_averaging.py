@@ -30,7 +30,7 @@ from sklearn_budget import (
     TighterBudgetPerceptron,
     _averaging,
 )
-from sklearn_budget._kernels import Kernel, pool_kernel
+from sklearn_budget._kernels import Kernel
 from sklearn_budget._rounds import _BLOCK_SIZE
 
 GAMMA = 0.5
@@ -472,7 +472,7 @@ def test_an_indefinite_gram_matrix_keeps_the_chosen_members_own_sums():
 def test_finite_pool_kernel_gives_rbf_kernels_bits_or_none():
     # The compiled rbf values of dense rows, which _kernel_block does not
     # check again: rbf_kernel's bits where they apply (gamma >= 0, rows whose
-    # every step stays finite), None elsewhere (pool_kernel's other paths,
+    # every step stays finite), None elsewhere (the kernel's other paths,
     # whose values are checked).
     from sklearn.metrics.pairwise import rbf_kernel
 
@@ -485,7 +485,6 @@ def test_finite_pool_kernel_gives_rbf_kernels_bits_or_none():
             got = finite_pool_kernel(Kernel("rbf", gamma=gamma), X, Y)
             assert np.array_equal(got, rbf_kernel(X, Y, gamma=gamma))
             assert got.flags.c_contiguous and np.isfinite(got).all()
-            assert np.array_equal(got, pool_kernel(Kernel("rbf", gamma=gamma), X, Y))
     assert finite_pool_kernel(Kernel("rbf", gamma=-0.3), X, Z) is None
     assert finite_pool_kernel(Kernel("rbf", gamma=0.3), 1e160 * X, Z) is None
     sparse = sp.csr_matrix(X), sp.csr_matrix(Z)

@@ -6,8 +6,6 @@ against the members kept in insertion order. The estimators must make the
 same mistakes, keep the same support set and reach the same coefficients.
 """
 
-from functools import partial
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -357,7 +355,7 @@ def test_dense_rbf_gives_the_bits_and_warnings_of_rbf_kernel(same):
 
     from sklearn.metrics.pairwise import rbf_kernel
 
-    from sklearn_budget._kernels import Kernel, _dense_rbf, pool_kernel
+    from sklearn_budget._kernels import Kernel, _dense_rbf
 
     rng = np.random.RandomState(0)
     for trial in range(60):
@@ -372,24 +370,18 @@ def test_dense_rbf_gives_the_bits_and_warnings_of_rbf_kernel(same):
         with warnings.catch_warnings(record=True) as expected_warned:
             warnings.simplefilter("always")
             expected = rbf_kernel(X, Y, gamma=gamma)
-        # The pool's blocks and every other kernel matrix of the package.
-        for compute in (
-            partial(pool_kernel, Kernel("rbf", gamma=gamma)),
-            Kernel("rbf", gamma=gamma),
-        ):
-            with warnings.catch_warnings(record=True) as got_warned:
-                warnings.simplefilter("always")
-                got = compute(X, Y)
-            assert np.array_equal(got, expected, equal_nan=True)
-            assert [str(w.message) for w in got_warned] == [str(w.message) for w in expected_warned]
+        # Every kernel matrix of the package, the pool's blocks included.
+        with warnings.catch_warnings(record=True) as got_warned:
+            warnings.simplefilter("always")
+            got = Kernel("rbf", gamma=gamma)(X, Y)
+        assert np.array_equal(got, expected, equal_nan=True)
+        assert [str(w.message) for w in got_warned] == [str(w.message) for w in expected_warned]
         if same:
             assert np.all(np.diag(got) == 1.0)
         # The compiled pass gave them, unless they overflow.
         assert (_dense_rbf(X, Y, gamma) is None) == (scale > 1e100)
     # Rows sklearn refuses keep its error.
     X = np.array([[0.0, np.nan]])
-    with pytest.raises(ValueError, match="NaN"):
-        pool_kernel(Kernel("rbf", gamma=1.0), X, X)
     with pytest.raises(ValueError, match="NaN"):
         Kernel("rbf", gamma=1.0)(X, X)
 
