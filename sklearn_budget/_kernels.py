@@ -9,6 +9,9 @@ blocks of rows against the support set (see ``sklearn_budget._rounds``).
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import threading
+from contextlib import contextmanager
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
@@ -21,18 +24,44 @@ from ._dense_rows import dense_rbf_exponents, kernel_block, sparse_rbf_exponents
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
 
 _threadpools = None
+# The process's pin (the limit is process-wide): taken by the first context
+# that enters, released by the last that leaves, in whatever thread.
+_pin_lock = threading.Lock()
+_pin_depth = 0
+_pin_limiter = None
 
 
+@contextmanager
 def single_blas_thread():
     """Context in which BLAS runs on one thread.
 
+    A BLAS product on several threads may sum its terms in another order
+    than on one (OpenBLAS's gemm, gemv, syrk and potrf do, with the
+    operands' sizes of this package's kernel blocks): every product whose
+    result enters a model or a score runs in this context, so that the
+    bits are the same whatever the threads that the process allows.
+
     One controller serves the process: building one inspects every loaded
-    library (milliseconds), limiting through it costs microseconds.
+    library (milliseconds), limiting through it costs microseconds. The
+    limit is the process's, so contexts nested or entered by estimators
+    fitted in concurrent threads share one pin, released when the last of
+    them leaves (one thread leaving must not unpin the others).
     """
-    global _threadpools
-    if _threadpools is None:
-        _threadpools = ThreadpoolController()
-    return _threadpools.limit(limits=1, user_api="blas")
+    global _threadpools, _pin_depth, _pin_limiter
+    with _pin_lock:
+        if _pin_depth == 0:
+            if _threadpools is None:
+                _threadpools = ThreadpoolController()
+            _pin_limiter = _threadpools.limit(limits=1, user_api="blas")
+        _pin_depth += 1
+    try:
+        yield
+    finally:
+        with _pin_lock:
+            _pin_depth -= 1
+            if _pin_depth == 0:
+                _pin_limiter.restore_original_limits()
+                _pin_limiter = None
 
 
 #: Kernel names accepted by the estimators: those of ``pairwise_kernels``
@@ -322,7 +351,8 @@ class Kernel:
         """
         scores = np.empty((X.shape[0], coef.shape[0]))
         chunk = get_chunk_n_rows(row_bytes=8 * max(1, coef.shape[1]), max_n_rows=X.shape[0])
-        with np.errstate(all="ignore"):  # overflow is reported below
+        # One BLAS thread: the same scores whatever the threads allowed.
+        with single_blas_thread(), np.errstate(all="ignore"):  # overflow is reported below
             for sl in gen_batches(X.shape[0], max(1, chunk)):
                 scores[sl] = self(X[sl], support_vectors) @ coef.T
         if not np.isfinite(scores).all():
