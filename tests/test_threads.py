@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from sklearn_budget import Forgetron, KernelPerceptron, ProjectronPlusPlus
+from sklearn_budget import (
+    Forgetron,
+    KernelMatchingPursuit,
+    KernelPerceptron,
+    NystroemOnlineClassifier,
+    ProjectronPlusPlus,
+    Winnow,
+)
 
 
 @pytest.fixture(scope="module")
@@ -27,13 +34,14 @@ def two_threads():
         pytest.skip("the BLAS library cannot run two threads here")
 
 
-def _stream(n_rows, n_features, seed=0):
-    """Dense rows in high dimension, noisy labels: many updates, so that the
-    support set grows and the kernel blocks are large BLAS products."""
+def _stream(n_rows, n_features, seed=0, n_classes=2):
+    """Dense rows, noisy labels: many updates, so that the support set grows
+    and, in high dimension, the kernel blocks are large BLAS products."""
     rng = np.random.RandomState(seed)
     X = rng.standard_normal((n_rows, n_features))
-    y = np.where(X @ rng.standard_normal(n_features) + 3 * rng.standard_normal(n_rows) > 0, 1, -1)
-    return X, y
+    s = X @ rng.standard_normal(n_features) + 3 * rng.standard_normal(n_rows)
+    y = np.digitize(s, np.quantile(s, np.arange(1, n_classes) / n_classes))
+    return X, 2 * y - 1 if n_classes == 2 else y
 
 
 def _fitted(make, X, y, X_new, partial):
@@ -94,3 +102,31 @@ def test_the_pin_holds_until_the_last_context_leaves(two_threads):
         assert threads() == {1}
         inner.__exit__(None, None, None)
         assert threads() == {2}
+
+
+@pytest.mark.parametrize(
+    "make, n_rows, n_features, n_classes",
+    [
+        # Its fit's products (the selection's correlations, the refit).
+        (lambda: KernelMatchingPursuit(budget=150, random_state=0), 700, 1000, 3),
+        # The scores of three classes, one product of 1500 features.
+        (lambda: Winnow(random_state=0), 500, 1500, 3),
+        # The eigenvectors and products of its map, once 300 landmarks are held.
+        (lambda: NystroemOnlineClassifier(budget=300, random_state=0), 800, 20, 2),
+    ],
+    ids=["KernelMatchingPursuit", "Winnow", "NystroemOnlineClassifier"],
+)
+def test_same_fitted_attributes_with_one_or_two_blas_threads(
+    two_threads, make, n_rows, n_features, n_classes
+):
+    X, y = _stream(n_rows, n_features, n_classes=n_classes)
+    X_new = _stream(300, n_features, seed=1)[0]
+    fitted = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads, user_api="blas"):
+            est = make().fit(X, y)
+            coef = est.coef_ if hasattr(est, "coef_") else est.dual_coef_
+            fitted.append([coef, est.decision_function(X_new), est.predict_proba(X_new)])
+    names = ["coefficients", "decision_function", "predict_proba"]
+    differ = [name for name, a, b in zip(names, *fitted) if not np.array_equal(a, b)]
+    assert not differ, f"different bits with two BLAS threads: {differ}"
