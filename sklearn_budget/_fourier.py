@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 
 from ._base import _caller_stacklevel, _stream_gamma
 from ._docstrings import _feature_doc
-from ._kernels import Kernel
+from ._kernels import Kernel, single_blas_thread
 from ._linear_online import _averaged, _FeatureOnlineClassifier
 from ._ogd import cosine_features, csr_row_products, row_products
 
@@ -307,5 +307,6 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
         else:
             self.coef_ = state["w"].copy()
 
+    @single_blas_thread()  # the same scores for any thread count
     def _scores(self, X):
         return self._features(X) @ self.coef_.T

@@ -9,6 +9,9 @@ blocks of rows against the support set (see ``sklearn_budget._rounds``).
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import threading
+from contextlib import ContextDecorator
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
@@ -20,19 +23,73 @@ from ._dense_rows import dense_rbf_exponents, kernel_block, sparse_rbf_exponents
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
 
-_threadpools = None
+# The BLAS libraries of the process (threadpoolctl's controllers of those
+# loaded at the first pin: NumPy's and SciPy's, which importing the package
+# loads), and the pin: the limit is process-wide, so it is taken by the
+# first context that enters and released by the last that leaves, in
+# whatever thread.
+_blas_libraries = None
+_pin_lock = threading.Lock()
+_pin_depth = 0
+_pin_saved = ()
+
+
+def _pin(enter):
+    """Enter (``enter=True``) or leave one context of :func:`single_blas_thread`."""
+    global _blas_libraries, _pin_depth, _pin_saved
+    with _pin_lock:
+        if enter:
+            if _pin_depth == 0:
+                if _blas_libraries is None:
+                    controller = ThreadpoolController().select(user_api="blas")
+                    _blas_libraries = tuple(controller.lib_controllers)
+                _pin_saved = tuple(lib.get_num_threads() for lib in _blas_libraries)
+                for lib, n in zip(_blas_libraries, _pin_saved):
+                    if n != 1:
+                        lib.set_num_threads(1)
+            _pin_depth += 1
+            return
+        _pin_depth -= 1
+        if _pin_depth == 0:
+            for lib, n in zip(_blas_libraries, _pin_saved):
+                if n != 1:
+                    lib.set_num_threads(n)
+
+
+class _SingleBlasThread(ContextDecorator):
+    """The context of :func:`single_blas_thread` (a class, not a generator:
+    a one-row ``decision_function`` enters two)."""
+
+    def __enter__(self):
+        _pin(True)
+        return self
+
+    def __exit__(self, *exc):
+        _pin(False)
+        return False
+
+
+_SINGLE_BLAS_THREAD = _SingleBlasThread()
 
 
 def single_blas_thread():
-    """Context in which BLAS runs on one thread.
+    """Context in which BLAS runs on one thread (also a decorator).
 
-    One controller serves the process: building one inspects every loaded
-    library (milliseconds), limiting through it costs microseconds.
+    A BLAS product on several threads may sum its terms in another order
+    than on one (OpenBLAS 0.3.30's gemm, gemv, syrk and potrf do, at the
+    sizes of this package's kernel blocks): every product whose result
+    enters a model or a score runs in this context, so that the bits are
+    the same whatever the threads that the process allows.
+
+    The limit is the process's: contexts nested, or entered by estimators
+    fitted in concurrent threads, share one pin, released when the last of
+    them leaves (one thread leaving must not unpin the others). Building
+    threadpoolctl's controller inspects every loaded library (milliseconds,
+    once); a pin then costs a few microseconds (the numbers of threads read
+    and set through its controllers, where a ``threadpool_limits`` object
+    per call costs about 20, more than a one-row ``decision_function``).
     """
-    global _threadpools
-    if _threadpools is None:
-        _threadpools = ThreadpoolController()
-    return _threadpools.limit(limits=1, user_api="blas")
+    return _SINGLE_BLAS_THREAD
 
 
 #: Kernel names accepted by the estimators: those of ``pairwise_kernels``
@@ -328,7 +385,8 @@ class Kernel:
         """
         scores = np.empty((X.shape[0], coef.shape[0]))
         chunk = get_chunk_n_rows(row_bytes=8 * max(1, coef.shape[1]), max_n_rows=X.shape[0])
-        with np.errstate(all="ignore"):  # overflow is reported below
+        # One BLAS thread: the same scores whatever the threads allowed.
+        with single_blas_thread(), np.errstate(all="ignore"):  # overflow is reported below
             for sl in gen_batches(X.shape[0], max(1, chunk)):
                 scores[sl] = self(X[sl], support_vectors) @ coef.T
         if not np.isfinite(scores).all():

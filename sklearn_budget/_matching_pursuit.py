@@ -35,6 +35,7 @@ from ._kernels import (
     _KernelStateMixin,
     resolve_gamma,
     scale_gamma,
+    single_blas_thread,
 )
 from ._transaction import Transaction
 from ._validation import _check_targets
@@ -642,8 +643,8 @@ class KernelMatchingPursuit(
         # A failed fit leaves the estimator as it was (validate_data has
         # already set n_features_in_ when a later check fails): the fit
         # replaces the fitted attributes, so the record of its __dict__ is
-        # the whole undo.
-        with Transaction(self):
+        # the whole undo. One BLAS thread: the same model for any thread count.
+        with Transaction(self), single_blas_thread():
             return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):

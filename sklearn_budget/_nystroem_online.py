@@ -20,6 +20,7 @@ from ._kernels import (
     _KernelStateMixin,
     is_nonnegative_kernel,
     kernel_values,
+    single_blas_thread,
 )
 from ._linear_online import _averaged, _FeatureOnlineClassifier
 
@@ -443,6 +444,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             self._landmark_ids = np.concatenate([self._landmark_ids, index[new]])
         return end
 
+    @single_blas_thread()  # the same map for any thread count
     def _switch(self):
         """The Nystroem map of the landmarks, and the expansion carried into its weights."""
         L = self._landmarks

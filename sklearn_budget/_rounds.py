@@ -15,6 +15,9 @@ block of ``_BLOCK_SIZE`` rows by a cost model (:func:`_direct_pays`):
   that a row that joins during the block already has its kernel column.
   Used for high dimension, sparse input, and callable kernels.
 
+Every call plays its rounds on one BLAS thread (:func:`play_rounds`), so
+that the model has the same bits whatever threads the process allows.
+
 Members are stored in capacity buffers that grow geometrically
 (:func:`grow_members`), and never beyond ``budget + 1`` for a budget
 algorithm; a removal moves the last member into the freed place.
@@ -22,8 +25,6 @@ algorithm; a removal moves the last member into the freed place.
 
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
-
-from contextlib import nullcontext
 
 import numpy as np
 import scipy.sparse as sp
@@ -48,10 +49,6 @@ _DIRECT_NS_PER_VALUE = 9.0
 _BLOCKED_NS_PER_FEATURE = 0.08
 _BLOCKED_NS_PER_VALUE = 9.0
 _BLOCKED_NS_PER_CALL = 1_000_000.0
-
-# Largest block product run on BLAS threads: smaller ones are faster on one
-# thread than on threads that compete with other work on a busy machine.
-_SINGLE_THREAD_FLOPS = 5e7
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -242,7 +239,18 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
     the first time, so that their margins, out of sample, feed the
     probabilities. ``force``: the kernel path of every block ("direct" or
     "blocked", for the tests and the benchmarks), or None for the cost model.
+
+    On one BLAS thread: a product on several threads may sum in another
+    order (OpenBLAS's gemm does, for the blocks' kernel values in high
+    dimension; so do the products of the averaged margins and of the
+    rules), and the model must be the same for any thread count.
     """
+    with single_blas_thread():
+        _play_rounds(est, X, y, w, index, on_block, calibrate, force)
+
+
+def _play_rounds(est, X, y, w, index, on_block, calibrate, force):
+    """:func:`play_rounds`, on the BLAS threads of its caller."""
     kernel, state = est._kernel, est._state
     engine = Engine(
         state["alpha"].shape[1],
@@ -293,9 +301,8 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
         if not _uses_direct_path(est, n, b, X.shape[1], force):
             scratch = SparseScratch() if scratch is None else scratch
             Z = _vstack(est._sv, Xb)
-            small = b * Z.shape[0] * X.shape[1] < _SINGLE_THREAD_FLOPS
             # Overflow shows as non-finite scores, reported by the loop.
-            with single_blas_thread() if small else nullcontext(), np.errstate(all="ignore"):
+            with np.errstate(all="ignore"):
                 Kc = kernel.rounds_block(Xb, Z, n, scratch)
             if est._dense and est._kernel_code is not None and not np.isfinite(Kc).all():
                 # Huge rows: the values of the direct path, by differences.

@@ -2,7 +2,9 @@
 
 The published expansion scores new rows with the kernel values computed as
 the rounds compute them where that pays (:meth:`_ScoringMixin._kernel_matrix`),
-so that a model predicts the rows it learnt as it learnt them.
+so that a model predicts the rows it learnt as it learnt them. Their products
+run on one BLAS thread, so that the scores have the same bits whatever the
+threads the process allows (a product on threads may sum in another order).
 """
 
 # Authors: The sklearn-budget developers
@@ -15,7 +17,7 @@ from sklearn.utils._chunking import get_chunk_n_rows
 from sklearn.utils.validation import check_is_fitted
 
 from ._calibration import log_probabilities
-from ._kernels import _nonfinite_scores, kernel_values
+from ._kernels import _nonfinite_scores, kernel_values, single_blas_thread
 from ._rounds import _direct_pays
 
 
@@ -55,6 +57,7 @@ class _ScoringMixin:
         scores = self._expansion(X, self.support_vectors_, self.dual_coef_)
         return scores[:, 0] if self._binary else scores
 
+    @single_blas_thread()
     def _kernel_matrix(self, X, Z):
         """``K(X, Z)``, computed as the rounds compute it where that pays.
 
@@ -75,6 +78,7 @@ class _ScoringMixin:
                 return K
         return kernel_values(self._kernel, code, X, Z)
 
+    @single_blas_thread()
     def _expansion(self, X, support_vectors, coef):
         """Scores ``K(X, support_vectors) @ coef.T``, in blocks of rows (see
         :meth:`_kernel_matrix`); raises ValueError if they overflow."""
@@ -93,6 +97,7 @@ class _ScoringMixin:
             raise _nonfinite_scores(X)
         return scores
 
+    @single_blas_thread()
     def _votes(self, X):
         """Rounds whose hypothesis votes for each class, shape (n_samples, n_classes).
 

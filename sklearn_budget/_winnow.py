@@ -16,6 +16,7 @@ from ._base import _DOC_LINK_TEMPLATE
 from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
 from ._deprecation import DEPRECATED, DEPRECATED_CONSTRAINT, renamed_value
 from ._docstrings import _MAX_ITER_DOC, _STOPPING_DOC, _fit_doc
+from ._kernels import single_blas_thread
 from ._stream import _OnlineStreamMixin
 from ._transaction import published
 
@@ -176,6 +177,7 @@ def _rescale(state, k, balanced):
     state["bound"][k] = np.max(np.abs(theta)) if balanced else np.max(theta)
 
 
+@single_blas_thread()  # the same bits for any thread count
 def _play_block(state, X, Y, y, w, calibrate, learning_rate, balanced, average):
     """Play a block of rounds on the arrays of ``state``.
 
@@ -308,6 +310,7 @@ def _play_block(state, X, Y, y, w, calibrate, learning_rate, balanced, average):
     state["counters"] += (n, mistakes, updates)
 
 
+@single_blas_thread()  # the same bits for any thread count
 def _hypothesis_scores(X, coef, intercept, log_mag_w, sign_w):
     """Scores of a hypothesis, and exact ones for the rows that need them.
 
