@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import unique_labels
 
 from ._averaging import _conversion
+from ._kernels import single_blas_thread
 
 
 class _LoadingMixin:
@@ -177,6 +178,7 @@ class _LoadingMixin:
         return L
 
 
+@single_blas_thread()  # the same factor for any thread count
 def independent_factor(gram, rtol):
     """The Cholesky factor of the members not in the span of those before them.
 

@@ -196,6 +196,7 @@ _MIXING_DEPENDENCE_RTOL = 1e-8
 _LLOYD_STEPS = 10
 
 
+@single_blas_thread()  # the same mixed model for any thread count
 def compress(kernel, kernel_code, rows, coef, keys, budget):
     """The expansion ``(rows, coef, keys)`` brought within ``budget`` members.
 
