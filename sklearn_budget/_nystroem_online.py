@@ -30,6 +30,9 @@ from ._linear_online import _averaged, _FeatureOnlineClassifier
 # in the span of the others).
 _RANK_RTOL = 1e-8
 
+# Fewest rows whose kernel values the landmarks' phase computes at once.
+_GATHER_CHUNK = 64
+
 
 def _stack(A, B):
     """The rows of ``A`` then those of ``B`` (sparse if either is)."""
@@ -375,7 +378,18 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
                     "Non-finite scores: the squared norm of a row of X overflows "
                     f"(largest |x|: {abs(X).max():.3g}). Scale X as the training data were scaled."
                 )
-            start = self._gather_landmarks(X, cls, sw, index, calibrate)
+            # A chunk of rows at a time, as many as the landmarks still to
+            # come (at least _GATHER_CHUNK): the kernel values of a chunk's
+            # rows with each other are computed for rounds that may never be
+            # played (the budget fills), whose cost grows with the chunk's
+            # square. The rounds, and each value, are the same in any chunks.
+            ids = self._n_seen + np.arange(X.shape[0]) if index is None else index
+            n = X.shape[0]
+            while start < n and len(self._landmark_ids) < self.budget:
+                stop = min(n, start + max(_GATHER_CHUNK, self.budget - len(self._landmark_ids)))
+                start += self._gather_landmarks(
+                    X[start:stop], cls[start:stop], sw[start:stop], ids[start:stop], calibrate
+                )
             if len(self._landmark_ids) == self.budget:
                 self._switch()
         if self._projection is not None and start < X.shape[0]:

@@ -425,3 +425,38 @@ def test_fourier_width_warning_spares_usable_widths_and_small_first_calls(recwar
         np.repeat(X[:100], 2, axis=0), np.repeat(y[:100], 2)
     )
     assert not _narrow_width_warnings(recwarn)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_landmarks_are_gathered_on_chunks_of_rows(sparse, monkeypatch):
+    # The landmarks' phase computes the kernel values of a chunk of rows (as
+    # many as the landmarks still to come, at least _GATHER_CHUNK) with each
+    # other, not those of the whole block: the same rounds, the same bits as
+    # one chunk of every row.
+    from sklearn_budget import _nystroem_online
+
+    X, y = _data(n=900, d=4, n_classes=3, seed=2)
+    X = sp.csr_matrix(X) if sparse else X
+    shapes = []
+    kernel_values = _nystroem_online.kernel_values
+
+    def recording(kernel, code, A, B):
+        shapes.append((A.shape[0], B.shape[0]))
+        return kernel_values(kernel, code, A, B)
+
+    def fit(chunk):
+        monkeypatch.setattr(_nystroem_online, "_GATHER_CHUNK", chunk)
+        shapes.clear()
+        est = NystroemOnlineClassifier(budget=40, gamma=2.0, max_iter=2, random_state=0)
+        return est.fit(X, y), list(shapes)
+
+    monkeypatch.setattr(_nystroem_online, "kernel_values", recording)
+    chunked, chunked_shapes = fit(16)
+    whole, whole_shapes = fit(10**9)
+    assert whole_shapes[0][0] == 900  # the first block of rounds in one chunk
+    gathered = [(a, b) for a, b in chunked_shapes if b > a]  # rows against landmarks + themselves
+    assert gathered and max(a for a, _ in gathered) <= 40
+    for name in ("dual_coef_", "support_", "n_components_"):
+        assert np.array_equal(getattr(chunked, name), getattr(whole, name))
+    assert np.array_equal(chunked.decision_function(X), whole.decision_function(X))
+    assert chunked.n_mistakes_ == whole.n_mistakes_
