@@ -114,8 +114,7 @@ class _FitFeatures:
             Z = np.empty((len(ids), self.width))
             Z[held] = self.values[position[held]]
             missing = np.flatnonzero(~held)
-            if missing.size:
-                Z[missing] = compute(X[missing])
+            Z[missing] = compute(X[missing])
         else:
             Z, missing = compute(X), np.arange(len(ids))
         new = missing[kept[missing]]

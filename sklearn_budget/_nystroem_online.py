@@ -383,12 +383,11 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             # rows with each other are computed for rounds that may never be
             # played (the budget fills), whose cost grows with the chunk's
             # square. The rounds, and each value, are the same in any chunks.
-            ids = self._n_seen + np.arange(X.shape[0]) if index is None else index
             n = X.shape[0]
             while start < n and len(self._landmark_ids) < self.budget:
                 stop = min(n, start + max(_GATHER_CHUNK, self.budget - len(self._landmark_ids)))
                 start += self._gather_landmarks(
-                    X[start:stop], cls[start:stop], sw[start:stop], ids[start:stop], calibrate
+                    X[start:stop], cls[start:stop], sw[start:stop], index[start:stop], calibrate
                 )
             if len(self._landmark_ids) == self.budget:
                 self._switch()
@@ -398,7 +397,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             # f(x) = beta . k(L, x), and a step along z(x) moves beta along
             # P k(L, x) with P = M^T M, paid on updates only.
             rows = X[start:]
-            ids = index[start:] if index is not None and self._values_by_row(rows) else None
+            ids = index[start:] if self._values_by_row(rows) else None
             K = self._fit_features(rows, ids, self._landmark_values)
             state = self._state
             self._hinge_rounds(
@@ -412,16 +411,15 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             )
 
     def _gather_landmarks(self, X, cls, sw, index, calibrate):
-        """Kernel OGD on the rows of a block until ``budget`` landmarks are held.
+        """Kernel OGD on the rows of a chunk until ``budget`` landmarks are held.
 
+        ``index``: the rows' identifiers in the stream (``_stream_index``).
         The kernel values of the rows with the landmarks and with each
         other are computed at once; a row that already is a landmark (a
         later epoch of ``fit``) updates its own coefficient. Returns the
         row after the last one played.
         """
         m, n = len(self._landmark_ids), X.shape[0]
-        if index is None:
-            index = self._n_seen + np.arange(n)
         K = self._kernel_values(X, _stack(self._landmarks, X))
         columns = m + np.arange(n, dtype=np.int64)
         known = np.flatnonzero(np.isin(index, self._landmark_ids))

@@ -118,10 +118,12 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
                 for k in range(n_out):
                     if k != cls[i] and s[k] >= s[cls[i]]:
                         mistake = True
-            if record or in_bins or pairwise:
-                m = _margin(s, n_out, cls[i], 2.0 * cls[i] - 1.0)
             if pairwise:
+                # The best other class, found once: the margin is read from it.
                 rival = _rival(s, n_out, cls[i])
+                m = s[cls[i]] - s[rival]
+            elif record or in_bins:
+                m = _margin(s, n_out, cls[i], 2.0 * cls[i] - 1.0)
             if record:
                 margins[i] = m
             t = <double>(t0 + i + 1)
