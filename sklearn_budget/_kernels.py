@@ -165,7 +165,20 @@ def entry_variance(X):
         # Var[X] = E[X^2] - E[X]^2 over all entries, computed without densifying.
         n = X.shape[0] * X.shape[1]
         mean = X.sum() / n
-        return X.multiply(X).sum() / n - mean**2
+        return _squares(X).sum() / n - mean**2
+
+
+def _squares(X):
+    """``X.multiply(X)``, the same matrix: for float CSR rows in canonical
+    form whose squares are all non-zero (none dropped), the rows with their
+    entries squared, without the elementwise product's merge of the two
+    operands (a millisecond for a few hundred thousand entries, once per
+    ``fit`` with ``gamma='scale'``)."""
+    if X.format == "csr" and X.dtype.kind == "f" and X.has_canonical_format:
+        data = np.square(X.data)
+        if data.all():
+            return type(X)((data, X.indices, X.indptr), shape=X.shape)
+    return X.multiply(X)
 
 
 def scale_gamma(var, X):

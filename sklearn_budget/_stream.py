@@ -29,6 +29,7 @@ from numbers import Integral
 from time import perf_counter
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -37,6 +38,7 @@ from sklearn.utils.multiclass import unique_labels
 from ._deprecation import renamed_value, user_stacklevel
 from ._docstrings import _fit_doc
 from ._progress import _Progress
+from ._rounds import _rows
 from ._transaction import Transaction, WeakCache, before_change
 from ._validation import (
     _check_rows,
@@ -399,7 +401,7 @@ class _OnlineStreamMixin:
                 origin = (int(counters[rounds]), mistakes_before)
                 progress = _Progress(self, self.verbose_interval, origin, clock, X.shape[0])
             within = progress if verbose >= 2 else None
-            rows = (X[order], y[order], w[order], None if index is None else index[order])
+            rows = (_rows(X, order), y[order], w[order], None if index is None else index[order])
             if epoch == 0:
                 # Only the first epoch's margins are out of sample. Its
                 # second half, each row predicted by a model that learnt the
@@ -536,7 +538,11 @@ class _OnlineStreamMixin:
         with warnings.catch_warnings():
             # Validation has taken the feature names off the rows.
             warnings.filterwarnings("ignore", "X does not have valid feature names")
-            fitted_mistakes = int(np.sum(self.predict(X[::step]) != self.classes_[ys]))
+            # CSR rows by the package's gather (scipy's strided indexing costs
+            # more); other rows as a view.
+            picked = _rows(X, np.arange(0, n, step)) if type(X) is sp.csr_matrix else X[::step]
+            fitted = self.predict(picked)
+            fitted_mistakes = int(np.sum(fitted != self.classes_[ys]))
         reasons = []
         if second_half is not None:
             reasons.extend(self._second_half_reasons(*second_half))

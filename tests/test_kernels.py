@@ -142,6 +142,44 @@ def test_gamma_scale_and_auto_match_svc(sparse):
     assert resolve_gamma(0.25, X) == 0.25
 
 
+def _square_cases():
+    X = data(True) * 3.0
+    dup = sp.csr_matrix(([1.0, 2.0, 3.0], [1, 1, 0], [0, 2, 3]), shape=(2, 3))
+    unsorted = sp.csr_matrix(([1.0, 2.0, 3.0], [2, 0, 1], [0, 2, 3]), shape=(2, 3))
+    tiny = X.copy()
+    tiny.data[3] = 1e-200  # its square underflows to zero: scipy's product drops it
+    stored_zero = X.copy()
+    stored_zero.data[5] = 0.0
+    return {
+        "canonical": X,
+        "csr_array": sp.csr_array(X),
+        "float32": X.astype(np.float32),
+        "int64 indices": sp.csr_matrix(
+            (X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)), shape=X.shape
+        ),
+        "duplicates": dup,
+        "unsorted": unsorted,
+        "underflow": tiny,
+        "stored zero": stored_zero,
+        "csc": X.tocsc(),
+    }
+
+
+@pytest.mark.parametrize("case", list(_square_cases()))
+def test_squares_of_sparse_rows_are_scipys_product(case):
+    # gamma='scale' sums the squares of the entries: the same matrix as
+    # scipy's X.multiply(X), hence the same gamma, whatever the rows' form.
+    from sklearn_budget._kernels import _squares, entry_variance
+
+    X = _square_cases()[case]
+    expected = sp.csr_matrix(X.multiply(X))
+    got = sp.csr_matrix(_squares(X))
+    for name in ("data", "indices", "indptr"):
+        assert np.array_equal(getattr(got, name), getattr(expected, name))
+    n = X.shape[0] * X.shape[1]
+    assert entry_variance(X) == X.multiply(X).sum() / n - (X.sum() / n) ** 2
+
+
 @pytest.mark.parametrize("name, sparse", CASES)
 def test_abs_bound_bounds_every_kernel_value(name, sparse):
     # The engine's candidate test relies on this bound (None: unknown).
