@@ -580,8 +580,10 @@ def _omp_reference(K, coef, budget, tol):
 
 def test_omp_select_is_the_written_out_pursuit():
     # The compiled Gram-Schmidt step subtracts several kept directions per
-    # pass over the new one: the same arithmetic, so the same members kept,
-    # over budgets below and above the four directions of a pass.
+    # pass over the new one, and the first of the largest gains is found
+    # along interleaved members: the same arithmetic and the same choice,
+    # so the same members kept, over budgets below and above the eight
+    # directions of a pass.
     from sklearn.metrics.pairwise import rbf_kernel
 
     from sklearn_budget._pool import omp_select
@@ -594,6 +596,15 @@ def test_omp_select_is_the_written_out_pursuit():
         K = rbf_kernel(X, X, gamma=rng.uniform(0.05, 2.0))
         coef = rng.standard_normal((n, rng.choice([1, 3])))
         for budget in (1, 3, 4, 9, 30):
+            expected = _omp_reference(K, coef, budget, 1e-10)
+            assert np.array_equal(omp_select(K, coef, budget, 1e-10), expected)
+    # Equal gains: members whose kernel functions are orthogonal (rows far
+    # apart), with coefficients of a few values; the first of the largest
+    # is kept, wherever it falls among the interleaved members.
+    for n in range(1, 14):
+        K = np.eye(n)
+        coef = rng.choice([1.0, 2.0, -2.0], size=(n, 1))
+        for budget in (1, 2, 5, n):
             expected = _omp_reference(K, coef, budget, 1e-10)
             assert np.array_equal(omp_select(K, coef, budget, 1e-10), expected)
 
