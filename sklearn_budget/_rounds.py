@@ -99,16 +99,19 @@ def _vstack(A, B):
 
 
 def _rows(X, rows):
-    """``X[rows]`` (``rows``: a slice of step 1 or an array of row indices).
+    """``X[rows]`` (``rows``: a slice or an array of row indices).
 
     For a ``csr_matrix`` the rows are gathered here, in their stored order
     (as scipy's indexing gathers them, the same matrix): scipy's indexing
     costs about a hundred microseconds a call, several times per block of
-    rounds.
+    rounds. Other rows are indexed (a slice of dense rows is a view).
     """
     if type(X) is not sp.csr_matrix:
         return X[rows]
     indptr = X.indptr
+    if isinstance(rows, slice) and rows.step not in (None, 1):
+        # A strided slice (the end-of-fit check's evenly spaced rows): by its indices.
+        rows = np.arange(*rows.indices(X.shape[0]))
     if isinstance(rows, slice):
         start, stop, _ = rows.indices(X.shape[0])
         stop = max(start, stop)
@@ -229,6 +232,7 @@ def _uses_direct_path(est, n_members, n_rows, n_features, force):
     return _direct_pays(n_members, n_rows, n_features)
 
 
+@single_blas_thread()
 def play_rounds(est, X, y, w, index, on_block, calibrate, force):
     """Play the rounds ``(X[i], y[i])`` of the kernel estimator ``est`` in order.
 
@@ -245,12 +249,6 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
     dimension; so do the products of the averaged margins and of the
     rules), and the model must be the same for any thread count.
     """
-    with single_blas_thread():
-        _play_rounds(est, X, y, w, index, on_block, calibrate, force)
-
-
-def _play_rounds(est, X, y, w, index, on_block, calibrate, force):
-    """:func:`play_rounds`, on the BLAS threads of its caller."""
     kernel, state = est._kernel, est._state
     engine = Engine(
         state["alpha"].shape[1],

@@ -29,7 +29,6 @@ from numbers import Integral
 from time import perf_counter
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -538,10 +537,7 @@ class _OnlineStreamMixin:
         with warnings.catch_warnings():
             # Validation has taken the feature names off the rows.
             warnings.filterwarnings("ignore", "X does not have valid feature names")
-            # CSR rows by the package's gather (scipy's strided indexing costs
-            # more); other rows as a view.
-            picked = _rows(X, np.arange(0, n, step)) if type(X) is sp.csr_matrix else X[::step]
-            fitted = self.predict(picked)
+            fitted = self.predict(_rows(X, slice(0, n, step)))
             fitted_mistakes = int(np.sum(fitted != self.classes_[ys]))
         reasons = []
         if second_half is not None:

@@ -471,7 +471,8 @@ def test_rows_of_csr_are_those_of_scipy_indexing():
         if trial % 2:
             X = _messy_csr(rng, n, 40, np.int64)
         picks = rng.randint(0, n, rng.randint(0, 30)) if n else np.zeros(0, dtype=int)
-        for rows in (slice(rng.randint(0, n + 1), rng.randint(0, n + 3)), picks):
+        strided = slice(rng.randint(0, n + 1), rng.randint(0, n + 3), rng.choice([2, 3, 7, -1, -2]))
+        for rows in (slice(rng.randint(0, n + 1), rng.randint(0, n + 3)), strided, picks):
             got, expected = _rows(X, rows), X[rows]
             assert type(got) is type(expected) and got.shape == expected.shape
             for name in ("data", "indices", "indptr"):
