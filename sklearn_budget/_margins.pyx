@@ -359,6 +359,21 @@ cdef enum:
     _SCAN_BLOCK = 16
 
 
+cdef inline Py_ssize_t _take_bins(const double* counts, const double* sums, Py_ssize_t start,
+                                  Py_ssize_t stop, double target, double* n, double* t,
+                                  double* m, Py_ssize_t k) noexcept nogil:
+    """Append the bins ``start:stop`` whose count is positive to ``n``,
+    ``t``, ``m`` from position ``k`` (see :func:`_used_bins`); returns the new count."""
+    cdef Py_ssize_t b
+    for b in range(start, stop):
+        if counts[b] > 0.0:
+            n[k] = counts[b]
+            t[k] = target
+            m[k] = sums[b] / counts[b]
+            k += 1
+    return k
+
+
 cdef Py_ssize_t _used_bins(const double* counts, const double* sums, Py_ssize_t B,
                            double target, double* n, double* t, double* m) noexcept nogil:
     """The bins of one class whose count is positive, in their order: their
@@ -368,25 +383,22 @@ cdef Py_ssize_t _used_bins(const double* counts, const double* sums, Py_ssize_t 
     Most of the bins of a stream stay empty. A block of bins whose bits
     are all zero holds only +0.0, which fails ``> 0``: skipping it keeps
     exactly the bins, in the same order, that testing every bin keeps (the
-    other blocks are tested bin by bin), whatever the bins hold.
+    other blocks, and the last ``B % _SCAN_BLOCK`` bins, are tested bin by
+    bin), whatever the bins hold. The blocks have a constant length, so that
+    the compiler unrolls and vectorizes their test (a third of the
+    instructions of a refit of the 2-D stream's scale with a variable one).
     """
-    cdef Py_ssize_t b, j, k = 0, start = 0, stop
+    cdef Py_ssize_t j, k = 0, start = 0, full = B - B % _SCAN_BLOCK
     cdef uint64_t bits, word
-    while start < B:
-        stop = min(start + _SCAN_BLOCK, B)
+    while start < full:
         bits = 0
-        for j in range(start, stop):
-            memcpy(&word, &counts[j], sizeof(double))
+        for j in range(_SCAN_BLOCK):
+            memcpy(&word, &counts[start + j], sizeof(double))
             bits |= word
         if bits != 0:
-            for b in range(start, stop):
-                if counts[b] > 0.0:
-                    n[k] = counts[b]
-                    t[k] = target
-                    m[k] = sums[b] / counts[b]
-                    k += 1
-        start = stop
-    return k
+            k = _take_bins(counts, sums, start, start + _SCAN_BLOCK, target, n, t, m, k)
+        start += _SCAN_BLOCK
+    return _take_bins(counts, sums, full, B, target, n, t, m, k)
 
 
 cdef double fit_scale(const double* counts, const double* sums, const double* n_c,

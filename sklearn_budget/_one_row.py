@@ -17,8 +17,8 @@ plus caches that make it cheap:
 - for river's ``learn_one``, where no Python takes part in the round, the
   whole call in one compiled call (``OneRow.learn``: the checks of the
   stream, the round, the fold, the counters, with no Python between the
-  first change and the last), and for ``predict_proba_one`` while the
-  probability scale is kept (``OneRow.proba_event``).
+  first change and the last), and for ``predict_proba_one``, the scale
+  refitted there when the rounds recorded changed it (``OneRow.proba_event``).
 
 The round is played by the engine of the blocks (``_engine.pyx``), its margin
 recorded by the recorder of the blocks (``_calibration.MARGIN_BINS``), under
@@ -40,7 +40,7 @@ import numpy as np
 # when this module is imported.
 from . import _base, _rounds, _transaction, _validation
 from ._averaging import _AveragingMixin
-from ._calibration import _MIN_SCALE, MARGIN_BINS
+from ._calibration import _MIN_SCALE, MARGIN_BINS, SCALE_HINTS
 from ._engine import Engine
 from ._kernels import Kernel, _nonfinite_scores
 from ._margins import last_recorded
@@ -220,6 +220,16 @@ class _OneRowPath:
             est._averages,
             pool_max,
         )
+        # River's predict_proba_one refits the scale in compiled code too,
+        # as _published_scale would, where proba_scale_ is the mixin's.
+        if self.own_scale and type(est)._proba_scale is _PublishMixin._proba_scale:
+            self.fast.refit_scale(
+                _transaction._PUBLISHED.entries,
+                _transaction.published,
+                SCALE_HINTS.entries,
+                SCALE_HINTS,
+                _MIN_SCALE,
+            )
         # River's learn_one plays the whole call in compiled code
         # (OneRow.learn) where no Python takes part in the round: no hooks
         # of the rule, the compiled recorder and fold, no class weights, a

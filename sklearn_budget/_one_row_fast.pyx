@@ -11,10 +11,10 @@ stream, what a call of many rows builds once per call.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from cpython.dict cimport PyDict_DelItem, PyDict_GetItem, PyDict_SetItem
+from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.exc cimport PyErr_CheckSignals, PyErr_SetInterrupt
 from cpython.object cimport PyObject
-from libc.math cimport exp, isfinite
+from libc.math cimport NAN, exp, isfinite
 from libc.stdint cimport int64_t
 from libc.string cimport memcmp, memcpy
 
@@ -144,6 +144,14 @@ cdef class OneRow:
     #: which change only with the rounds recorded (``_OneRowPath.proba_scale``).
     cdef public double scale_value
     cdef public int64_t scale_round
+    # Where :meth:`proba_event` refits the scale itself (:meth:`refit_scale`):
+    # the entries of the caches of the published attributes and of the last
+    # scales (``WeakCache.entries``), the Python functions that make an entry
+    # where there is none, and the smallest scale.
+    cdef public bint refits
+    cdef dict r_published, r_hints
+    cdef object r_new_published, r_hint_cache
+    cdef double r_min_scale
     #: Tests only: :meth:`learn` fails as an interrupt would after its step
     #: ``interrupt_at`` (1: the round, 2: the fold, 3: the test of the average),
     #: or (4) a SIGINT arrives after its last step that can fail.
@@ -550,7 +558,8 @@ cdef class OneRow:
         cdef PyObject* value
         cdef int64_t index_, y
         cdef int code
-        cdef object n_seen, n_mistakes, key
+        cdef object n_seen, n_mistakes, key, dropped = None
+        cdef PyObject* entry
         cdef Engine e = self.engine
         if not self.valid_for(attrs):
             return -1
@@ -568,6 +577,13 @@ cdef class OneRow:
         # Everything the last step sets, made before the first change.
         n_seen = index_ + 1
         key = id(est)
+        # The published attributes are dropped by an empty cache in their
+        # entry, whose weak reference is kept: the next refit of the scale
+        # (published_scale) then finds an entry, where making one costs a
+        # weak reference and Python calls.
+        entry = PyDict_GetItem(self.g_published, key)
+        if entry is not NULL and (<tuple><object>entry)[1]:
+            dropped = ((<tuple><object>entry)[0], {})
         y = (2 * label - 1) if self.g_binary else label
         self._begin(False)
         code = self._round(y, 1.0, self.g_kxx, index_, True)
@@ -603,8 +619,8 @@ cdef class OneRow:
         PyDict_SetItem(attrs, "_n_seen", n_seen)
         PyDict_SetItem(attrs, "n_iter_", 1)
         PyDict_SetItem(attrs, "n_mistakes_", n_mistakes)
-        if PyDict_GetItem(self.g_published, key) is not NULL:
-            PyDict_DelItem(self.g_published, key)
+        if dropped is not None:
+            PyDict_SetItem(self.g_published, key, dropped)
         self.active = False
         return 0
 
@@ -675,11 +691,50 @@ cdef class OneRow:
         """Rounds of the stream played (the state's count)."""
         return self.counters[1]
 
+    def refit_scale(self, dict published, object new_published, dict hints, object hint_cache,
+                    double min_scale):
+        """Let :meth:`proba_event` refit the scale when the rounds recorded
+        changed it, as ``_PublishMixin._proba_scale`` refits it with
+        :meth:`fit_scale`: kept in the cache of the published attributes
+        (``published``: its entries; ``new_published(est)`` makes an entry),
+        fitted from the last scale of the stream (``hints``, ``hint_cache``:
+        ``_calibration.SCALE_HINTS``'s entries and itself), which it becomes.
+        Only for an estimator whose ``proba_scale_`` is that of the mixin."""
+        self.r_published = published
+        self.r_new_published = new_published
+        self.r_hints = hints
+        self.r_hint_cache = hint_cache
+        self.r_min_scale = min_scale
+        self.refits = True
+
+    cdef double published_scale(self, object est) except? -1.0:
+        """``est.proba_scale_``, by the steps of ``_PublishMixin._proba_scale``
+        (:meth:`refit_scale`), without the Python calls of a refit (a
+        quarter of the events of an averaged stream refit it)."""
+        cdef object key = id(est), cache, value
+        cdef PyObject* entry = PyDict_GetItem(self.r_published, key)
+        cdef double scale, start = NAN
+        cache = self.r_new_published(est) if entry is NULL else (<tuple><object>entry)[1]
+        value = cache.get("proba_scale_")
+        if value is not None:
+            return value
+        entry = PyDict_GetItem(self.r_hints, key)
+        if entry is not NULL:
+            start = (<tuple><object>entry)[1]
+        scale = self._fit_scale(start, self.r_min_scale)
+        cache["proba_scale_"] = scale
+        if entry is NULL:
+            self.r_hint_cache[est] = scale
+        else:  # WeakCache.__setitem__ on an entry: its weak reference kept
+            self.r_hints[key] = ((<tuple><object>entry)[0], scale)
+        return scale
+
     def proba_event(self, object est, dict x, dict index):
         """River's ``predict_proba_one`` of ``est``: the probabilities of the
-        event ``x`` (see :meth:`proba_of_scores`) where the scale of the
-        rounds played is the one kept (``scale_value``), the stream's state
-        the one bound and the scores finite; else None (the Python side
+        event ``x`` (see :meth:`proba_of_scores`) with the scale of the
+        rounds played (``scale_value``; refitted here if they changed it and
+        :meth:`refit_scale` allows), where the stream's state is the one
+        bound and the scores are finite; else None (the Python side
         decides, and fits the scale)."""
         cdef dict attrs = est.__dict__
         cdef PyObject* value
@@ -687,7 +742,10 @@ cdef class OneRow:
         cdef object scores
         if self.averaged:
             t = cal_last(t)
-        if t != self.scale_round or PyDict_GetItem(attrs, "feature_names_in_") is not NULL:
+        if (
+            (t != self.scale_round and not self.refits)
+            or PyDict_GetItem(attrs, "feature_names_in_") is not NULL
+        ):
             return None
         value = PyDict_GetItem(attrs, "_state")
         if value is NULL or not self._binds(<object>value):
@@ -707,6 +765,9 @@ cdef class OneRow:
             return None
         if scores is None:
             return None
+        if t != self.scale_round:
+            self.scale_value = self.published_scale(est)
+            self.scale_round = t
         return self.proba_of_scores(self.scale_value)
 
     def average_dict(self, dict x, dict index):
@@ -755,6 +816,9 @@ cdef class OneRow:
     def fit_scale(self, double start, double min_scale):
         """The probability scale fitted to the bins bound (as
         ``_margins.fit_temperature`` fits it, without its conversions)."""
+        return self._fit_scale(start, min_scale)
+
+    cdef double _fit_scale(self, double start, double min_scale) except? -1.0:
         cdef Py_ssize_t C = self.cal_n.shape[0], B = self.cal_counts.shape[0] // max(C, 1)
         if self.fit_work is None or self.fit_work.shape[0] < 3 * C * B:
             self.fit_work = np.empty(max(3 * C * B, 1))

@@ -546,7 +546,7 @@ def test_a_newton_step_that_rounds_to_nothing_ends_the_fit():
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_river_refits_the_scale_as_proba_scale_does(n_classes):
+def test_river_refits_the_scale_as_proba_scale_does(n_classes, monkeypatch):
     # predict_proba_one refits the scale on the compiled path's bins: the
     # value est.proba_scale_ publishes, from the same start (the last scale
     # of the stream), at every refit of a progressive validation.
@@ -558,6 +558,18 @@ def test_river_refits_the_scale_as_proba_scale_does(n_classes):
     y = np.argmax(X @ rng.randn(2, n_classes) + 0.5 * rng.randn(300, n_classes), axis=1)
     model = Forgetron(budget=10, classes=tuple(range(n_classes)), random_state=0)
     refits = 0
+    # The refits are the compiled call's (OneRow.proba_event), not Python's,
+    # and a learnt event keeps the entry of the published attributes (its
+    # weak reference), which the next refit fills.
+    python_fits = []
+    original = _one_row._OneRowPath._published_scale
+
+    def published_scale(path, est):
+        python_fits.append(est)
+        return original(path, est)
+
+    monkeypatch.setattr(_one_row._OneRowPath, "_published_scale", published_scale)
+    entries, refs, kept = _one_row._transaction._PUBLISHED.entries, [], 0
     for row, label in zip(X, y.tolist()):
         x = {0: float(row[0]), 1: float(row[1])}
         est, path = model.estimator_, None
@@ -573,7 +585,15 @@ def test_river_refits_the_scale_as_proba_scale_does(n_classes):
             assert SCALE_HINTS[est] == expected
             assert _one_row._transaction.published(est)["proba_scale_"] == expected
         model.learn_one(x, label)
+        entry = entries.get(id(model.estimator_))
+        if entry is not None:
+            kept += 1
+            if not any(ref is entry[0] for ref in refs):
+                refs.append(entry[0])
     assert refits > 50
+    assert len(python_fits) <= 1
+    # The calls that grow the buffers (Python's transaction) drop it.
+    assert kept > 250 and len(refs) <= 10
 
 
 @pytest.mark.parametrize("rows", [4, 1, 0])
@@ -642,3 +662,26 @@ def test_the_weak_cache_is_a_weak_key_dictionary_of_estimators():
     assert len(cache) == 0
     with pytest.raises(KeyError):
         cache[object()]
+
+
+@pytest.mark.parametrize("n_bins", [5, 16, 37, 2048 + 9])
+def test_the_scan_of_the_scale_tests_the_bins_past_the_last_block(n_bins):
+    # The blocks the scan skips have 16 bins; the bins past the last whole
+    # block (n_bins % 16 of them) are tested one by one: the scale of the
+    # steps that test every bin, bit for bit, the last bin of each class in
+    # use, and empty classes.
+    from sklearn_budget._margins import fit_temperature
+
+    rng = np.random.RandomState(n_bins)
+    for n_classes in (2, 3):
+        counts = np.zeros((n_classes, n_bins))
+        sums = np.zeros((n_classes, n_bins))
+        used = rng.rand(n_classes, n_bins) < 0.2
+        used[0, -1] = True
+        used[-1] = False  # an empty class
+        counts[used] = rng.uniform(0.5, 40.0, used.sum())
+        sums[used] = counts[used] * rng.uniform(-3.0, 3.0, used.sum())
+        n_c = rng.uniform(1.0, 50.0, n_classes)
+        for start in [np.nan, 0.3, 3.0]:
+            expected = _scale_by_the_steps(counts, sums, n_c, start, 1e-6)
+            assert fit_temperature(counts, sums, n_c, start, 1e-6) == expected
