@@ -401,7 +401,13 @@ class Kernel:
         # One BLAS thread: the same scores whatever the threads allowed.
         with single_blas_thread(), np.errstate(all="ignore"):  # overflow is reported below
             for sl in gen_batches(X.shape[0], max(1, chunk)):
-                scores[sl] = self(X[sl], support_vectors) @ coef.T
+                # One block of all the rows is X itself (slicing sparse rows copies
+                # them), unless X is the support vectors: scikit-learn takes the
+                # kernel of a matrix with itself as symmetric (a callable's values
+                # mirrored, the distances' diagonal zeroed), which a copy is not.
+                whole = sl.stop - sl.start == X.shape[0] and X is not support_vectors
+                rows = X if whole else X[sl]
+                scores[sl] = self(rows, support_vectors) @ coef.T
         if not np.isfinite(scores).all():
             raise _nonfinite_scores(X)
         return scores

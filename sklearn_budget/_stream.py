@@ -108,14 +108,15 @@ class _SecondHalf:
             self._then()
 
     def count(self, mistakes, X, y):
-        """The second half's ``(online mistakes, rows, class indices, snapshot)``
-        (``mistakes``: the counter at the end of the epoch; ``X``, ``y``: the
-        rows of the epoch and their classes, in the order played), or None if
-        it has fewer than ``_MIN_SECOND_HALF`` rows."""
+        """The second half's ``(online mistakes, rows, start, class indices,
+        snapshot)`` (``mistakes``: the counter at the end of the epoch; ``X``,
+        ``y``: the rows of the epoch and their classes, in the order played;
+        the half is ``X[start:]``, left unsliced: only an average scores some
+        of its rows), or None if it has fewer than ``_MIN_SECOND_HALF`` rows."""
         if self._start is None or self._n - self._start[0] < _MIN_SECOND_HALF:
             return None
         start = self._start[0]
-        return mistakes - self._start[1], X[start:], y[start:], self._snapshot
+        return mistakes - self._start[1], X, start, y[start:], self._snapshot
 
 
 def _predicted_index(scores):
@@ -462,9 +463,9 @@ class _OnlineStreamMixin:
             stacklevel=user_stacklevel(),
         )
 
-    def _second_half_reasons(self, online, X_half, y_half, snapshot):
-        """Why the second half of the first epoch says the model may be no
-        better than the majority class (see :meth:`_warn_if_majority_does_as_well`)."""
+    def _second_half_reasons(self, online, X, start, y_half, snapshot):
+        """Why the second half ``X[start:]`` of the first epoch says the model may
+        be no better than the majority class (see :meth:`_warn_if_majority_does_as_well`)."""
         z = _MAJORITY_Z
         if not self.get_params().get("average", False):
             mistakes, n_half = online, y_half.shape[0]
@@ -474,7 +475,9 @@ class _OnlineStreamMixin:
             )
         elif snapshot is not None:
             step = -(-y_half.shape[0] // _MAJORITY_HALF_ROWS)
-            X_half, y_half = X_half[::step], y_half[::step]
+            # Only the rows scored are gathered (a slice of CSR rows costs a
+            # copy of the whole half).
+            X_half, y_half = _rows(X, slice(start, None, step)), y_half[::step]
             try:
                 scores = snapshot(X_half)
             except ValueError:  # scores that overflow: the fitted check tells

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from _instances import all_estimators, make
 from sklearn.datasets import make_blobs, make_moons
 from sklearn.exceptions import ConvergenceWarning
@@ -257,3 +258,26 @@ def test_the_average_judged_is_that_of_the_stream_cut_there():
     # there (the budget learners' is that average compressed).
     scores = est._scorer_of_the_average()(X)
     np.testing.assert_allclose(scores, est.decision_function(X), rtol=1e-10, atol=1e-10)
+
+
+def test_the_average_of_the_first_half_scores_evenly_spaced_rows_of_the_second(monkeypatch):
+    # 3000 CSR rows played in order: the second half starts after the block
+    # of 256 rounds that ends past the middle (row 1536), and its 1464 rows
+    # are scored every second one (at most 1024), as scipy's slicing gives them.
+    rng = np.random.RandomState(0)
+    X = sp.random(3000, 40, density=0.2, format="csr", random_state=rng)
+    y = (rng.rand(3000) < 0.5).astype(int)
+    scored = []
+    est = Forgetron(budget=20, max_iter=1, shuffle=False, random_state=0)
+    take = est._scorer_of_the_average
+
+    def recording_scorer():
+        scorer = take()
+        return lambda rows: scored.append(rows) or scorer(rows)
+
+    monkeypatch.setattr(est, "_scorer_of_the_average", recording_scorer)
+    convergence_warnings(est, X, y)
+    (rows,) = scored
+    expected = X[1536::2]
+    assert rows.shape == (732, 40) and sp.issparse(rows)
+    assert np.array_equal(rows.toarray(), expected.toarray())

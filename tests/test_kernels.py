@@ -226,3 +226,27 @@ def test_single_blas_thread_limits_numpys_blas():
         assert all(
             lib["num_threads"] == 1 for lib in threadpool_info() if lib["user_api"] == "blas"
         )
+
+
+def _lopsided(x, y):
+    # Not symmetric: k(x, y) != k(y, x), so that a matrix of rows with
+    # themselves, which scikit-learn mirrors, shows.
+    x, y = (v.toarray().ravel() if sp.issparse(v) else v for v in (x, y))
+    return float(x @ y + 0.5 * x[0])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_expansion_scores_rows_as_one_block_without_a_copy(sparse):
+    # Rows that fit in one block are scored as they are (slicing CSR rows
+    # copies them), except the support vectors themselves: the kernel of a
+    # matrix with itself is mirrored, not computed, and the scores must be
+    # those of any other matrix of the same rows.
+    X = data(sparse)
+    S = X[:7]
+    coef = np.random.RandomState(0).randn(2, 7)
+    for name in ("rbf", _lopsided):
+        kernel = Kernel(name, gamma=0.3)
+        expected = np.asarray(kernel(X, S.copy())) @ coef.T
+        np.testing.assert_array_equal(kernel.expansion(X, S, coef), expected)
+        expected = np.asarray(kernel(S.copy(), S)) @ coef.T
+        np.testing.assert_array_equal(kernel.expansion(S, S, coef), expected)
