@@ -573,3 +573,11 @@ def test_penalty_too_large_for_the_step_is_refused():
     X, y = _data(50)
     with pytest.raises(ValueError, match="must be below 1"):
         NystroemOnlineClassifier(alpha=0.5, learning_rate=2.0).fit(X, y)
+
+
+def test_a_fit_that_chooses_nothing_drops_the_scores_of_the_last_choice():
+    X, y = _data(200)
+    est = NystroemOnlineClassifier(budget=20, gamma=0.5, max_iter=3, random_state=0).fit(X, y)
+    assert est.validation_scores_.shape == (4, 3)
+    est.set_params(alpha=1e-4).fit(X, y)
+    assert est.alpha_ == 1e-4 and not hasattr(est, "validation_scores_")
