@@ -26,7 +26,14 @@ from ._kernels import (
     kernel_values,
     single_blas_thread,
 )
-from ._linear_online import _averaged, _FeatureOnlineClassifier
+from ._linear_online import (
+    _NO_ARRAY,
+    _NO_MARGINS,
+    _averaged,
+    _FeatureOnlineClassifier,
+    _FitFeatures,
+)
+from ._ogd import hinge_rounds
 from ._rounds import _rows
 from ._stream import _predicted_index
 from ._transaction import WeakCache
@@ -50,39 +57,109 @@ _GATHER_CHUNK = 64
 # alpha / 2 ||f||^2 plus the mean hinge loss).
 _ALPHAS = (0.0, 1e-5, 1e-4, 1e-3)
 
-# The held-out rows of a candidate fit of ``alpha='auto'`` (_Validation),
-# kept beside that candidate for its call only.
-_VALIDATION = WeakCache()
+# The shared fit of the candidates of ``alpha='auto'`` (_Candidates), kept
+# beside the estimator that plays it for its call only.
+_CANDIDATES = WeakCache()
 
 
-class _Validation:
-    """The held-out rows of a candidate fit, and its score after each epoch.
+class _Candidates:
+    """The penalties of ``alpha='auto'`` played on one stream, scored on held-out rows.
 
-    The candidate stops once its best score is ``patience`` epochs old (None:
-    never): later epochs would be chosen only for a higher score. The
-    kernel values of the rows with the landmarks are computed once the
-    landmarks are fixed, for all the epochs after.
+    The penalty shrinks the weights of the Nystroem phase only, so every
+    penalty has the same landmarks' phase: the estimator plays it once, and,
+    from the switch on, a weight vector per penalty takes the rounds of the
+    same rows in the same order. Those rounds are played on the map's
+    features ``z(x) = diag(d)^-1/2 V^T k(landmarks, x)`` (``rank`` values a
+    row, computed once for the call's epochs) rather than on the expansion:
+    the same hypotheses to round-off (``beta = M^T w``), a step costing
+    ``O(rank)`` instead of ``O(budget^2)``. After every epoch each
+    penalty's averaged hypothesis is scored on the held-out rows; a penalty
+    stops once its best score is ``patience`` epochs old (None: never), or
+    after an epoch without an update, as its own ``fit`` would.
     """
 
-    def __init__(self, X, y, w, patience):
-        self.X, self.y, self.w, self.patience = X, y, w, patience
-        self.scores, self.values, self.landmarks = [], None, None
+    def __init__(self, alphas, n_rows, X, y, w, patience):
+        self.alphas, self.n_rows, self.patience = alphas, n_rows, patience
+        self.X, self.y, self.w = X, y, w
+        self.scores = [[] for _ in alphas]
+        self.live = [True] * len(alphas)
+        self.updates = [0] * len(alphas)
+        self.weights = self.sums = self.features = None
+
+    def switch(self, est, V, d):
+        """At the switch: each penalty's weights of the map, from the expansion."""
+        state = est._state
+        t = int(state["counters"][0])
+        # w = diag(d)^1/2 V^T alpha; the average's sums of the Nystroem phase
+        # start from t w (see _ogd).
+        w = (state["alpha"] @ V) * np.sqrt(d)
+        self.weights = [w.copy() for _ in self.alphas]
+        self.sums = [t * w for _ in self.alphas] if est.average else None
+        self.map = (V / np.sqrt(d)).T  # M: rank x budget
+        self.values = est._landmark_values(self.X)
+        self.features = _FitFeatures(np.arange(self.n_rows), d.size)
+        # The epoch's updates so far, those of the landmarks' phase, are every penalty's.
+        self.updates = [int(state["counters"][2])] * len(self.alphas)
+
+    def play(self, est, X, ids, cls, sw):
+        """The rounds of the rows ``X`` for every live penalty."""
+        Z = self.features.features(X, ids, lambda rows: est._landmark_values(rows) @ self.map.T)
+        Z = np.ascontiguousarray(Z)
+        state = est._state
+        t0, stepped = int(state["counters"][0]), 0
+        for i in np.flatnonzero(self.live):
+            _, _, updates, nonfinite = hinge_rounds(
+                Z,
+                cls,
+                sw,
+                self.weights[i],
+                _NO_ARRAY if self.sums is None else self.sums[i],
+                float(est.learning_rate),
+                t0,
+                _NO_MARGINS,
+                0,
+                Z.shape[0],
+                joint=est._joint_hinge(),
+                shrink=1.0 - est.learning_rate * self.alphas[i],
+            )
+            if nonfinite:  # as the final fit would find (see _hinge_rounds)
+                raise ValueError(
+                    "Non-finite scores: the features of a row of X overflowed. "
+                    "Scale X as the training data were scaled."
+                )
+            self.updates[i] += updates
+            stepped += updates
+        # The rounds of the stream, counted once; its updates, those of any penalty.
+        state["counters"] += (len(ids), 0, stepped)
 
     def end_of_epoch(self, est):
-        """Score ``est``'s averaged model; a reason to stop, or None."""
-        est._publish()
-        if est._projection is None:  # landmarks still joining
-            scores = est._scores(self.X)
-        else:
-            if self.landmarks is not est._landmarks:
-                self.values, self.landmarks = est._landmark_values(self.X), est._landmarks
-            scores = self.values @ est.dual_coef_.T
+        """Score every live penalty's averaged model; a reason to stop, or None."""
+        if self.weights is None:  # landmarks still joining: one model for all
+            est._publish()
+            shared = self._score(est._scores(self.X))
+        t = int(est._state["counters"][0])
+        for i in np.flatnonzero(self.live):
+            if self.weights is None:
+                score = shared
+            else:
+                w = self.weights[i]
+                if self.sums is None:
+                    dual = w @ self.map
+                else:
+                    dual = (est._state["avg_dual"] + (t * w - self.sums[i]) @ self.map) / t
+                score = self._score(self.values @ dual.T)
+            self.scores[i].append(score)
+            age = len(self.scores[i]) - 1 - int(np.argmax(self.scores[i]))
+            # (Before the switch, an epoch without updates stops the stream.)
+            idle = self.weights is not None and self.updates[i] == 0
+            if idle or (self.patience is not None and age >= self.patience):
+                self.live[i] = False
+        self.updates = [0] * len(self.alphas)
+        return None if any(self.live) else "every penalty stopped"
+
+    def _score(self, scores):
         right = _predicted_index(scores) == self.y
-        self.scores.append(float(np.average(right, weights=self.w)))
-        age = len(self.scores) - 1 - int(np.argmax(self.scores))
-        if self.patience is not None and age >= self.patience:
-            return f"the held-out score did not improve for {self.patience} epochs"
-        return None
+        return float(np.average(right, weights=self.w))
 
 
 def _stack(A, B):
@@ -179,16 +256,18 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         like a learning-rate schedule.
 
     alpha : float or 'auto', default='auto'
-        Strength of an L2 penalty ``alpha / 2 ||f||^2`` added to the hinge
-        loss of each round, as SGDClassifier's ``alpha``: every round first
-        multiplies the hypothesis by ``1 - learning_rate * alpha`` (the
-        step of NORMA, Kivinen, Smola and Williamson, 2004), in both
-        phases; 0 plays the rounds of the paper. ``learning_rate * alpha``
-        must be below 1. ``'auto'``: ``fit`` chooses the penalty and the
-        number of epochs together on held-out rows (see
-        ``validation_fraction``), then plays that choice on all the rows;
-        a stream that ``partial_fit`` starts plays the paper's rounds
-        (``alpha_`` is 0). On the nine shipped sets at budgets 100 and 500
+        Strength of an L2 penalty ``alpha / 2 ||w||^2`` on the weights of
+        the Nystroem map, added to the hinge loss of each round of the
+        second phase, as SGDClassifier's ``alpha``: every round after the
+        switch first multiplies the hypothesis by ``1 - learning_rate *
+        alpha`` (the step of NORMA, Kivinen, Smola and Williamson, 2004).
+        The landmarks' phase plays the paper's rounds whatever the penalty
+        (the same landmarks for every ``alpha``); 0 plays the rounds of the
+        paper throughout. ``learning_rate * alpha`` must be below 1.
+        ``'auto'``: ``fit`` chooses the penalty and the number of epochs
+        together on held-out rows (see ``validation_fraction``), then plays
+        that choice on all the rows; a stream that ``partial_fit`` starts
+        plays the paper's rounds (``alpha_`` is 0). On the nine shipped sets at budgets 100 and 500
         (3 seeds), against ``Nystroem + SGDClassifier`` tuned on a held-out
         fifth, NOGD was short in 13 of the 54 cells (by 0.50 point at most)
         where the 5 epochs of the paper's rounds were short in 18 (0.55),
@@ -300,10 +379,15 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
 
     Notes
     -----
-    With ``alpha='auto'``, ``fit`` plays each penalty's epochs on the rows
-    not held out (each its own stream, landmarks included) before the
-    final fit on all the rows: up to ``4 * max_iter`` epochs on
-    ``1 - validation_fraction`` of the rows, then the epochs chosen.
+    With ``alpha='auto'``, ``fit`` plays the penalties on one stream of the
+    rows not held out before the final fit on all the rows: the penalty
+    leaves the landmarks' phase alone, so the landmarks, the map and the
+    kernel values of the rows are computed once for the four; after the
+    switch, a weight vector per penalty takes each round, on the map's
+    features ``z(x)`` (the same hypotheses as on the expansion, to
+    round-off, at ``O(n_components_)`` a round: see below). Its cost is
+    about one plain fit of those rows, and the final fit's epochs then
+    cost what they cost with a given ``alpha``.
 
     The landmarks are the first ``budget`` rows with a margin error, not a
     random sample: they are where the hinge loss was active, as in the
@@ -454,7 +538,9 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             )
 
     def _shrink(self):
-        return 1.0 - self.learning_rate * self.alpha_
+        # The penalty applies to the weights of the map: the landmarks' phase
+        # plays the paper's rounds, the same for every penalty.
+        return 1.0 if self._projection is None else 1.0 - self.learning_rate * self.alpha_
 
     def _epoch_limits(self):
         chosen = _CHOSEN.get(self)
@@ -463,8 +549,8 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         return chosen[1], None
 
     def _end_of_epoch(self):
-        validation = _VALIDATION.get(self)
-        return None if validation is None else validation.end_of_epoch(self)
+        candidates = _CANDIDATES.get(self)
+        return None if candidates is None else candidates.end_of_epoch(self)
 
     def _fit(self, X, y, sample_weight):
         if self.alpha != "auto" or (self.warm_start and hasattr(self, "_state")):
@@ -505,19 +591,22 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             return 0.0, None, scores
         fit_rows, held = np.sort(fit_rows), np.sort(held)
         Xf, Xh = _rows(Xv, fit_rows), _rows(Xv, held)
-        for i, alpha in enumerate(_ALPHAS):
-            if self.learning_rate * alpha >= 1:  # no penalty step of this size
-                continue
-            candidate = clone(self).set_params(
-                alpha=alpha, tol=None, class_weight=None, warm_start=False, verbose=0
-            )
-            patience = None if self.tol is None else self.n_iter_no_change
-            validation = _VALIDATION[candidate] = _Validation(Xh, y_enc[held], w[held], patience)
-            with warnings.catch_warnings():
-                # The candidates' warnings are the final fit's to give.
-                warnings.simplefilter("ignore")
-                candidate.fit(Xf, classes[y_enc[fit_rows]], sample_weight=w[fit_rows])
-            scores[i, : len(validation.scores)] = validation.scores
+        # No penalty step of learning_rate * alpha >= 1: the largest penalties
+        # (_ALPHAS ascends), whose scores stay NaN.
+        playable = [a for a in _ALPHAS if self.learning_rate * a < 1]
+        patience = None if self.tol is None else self.n_iter_no_change
+        stream = clone(self).set_params(
+            alpha=0.0, tol=None, class_weight=None, warm_start=False, verbose=0
+        )
+        candidates = _CANDIDATES[stream] = _Candidates(
+            playable, len(fit_rows), Xh, y_enc[held], w[held], patience
+        )
+        with warnings.catch_warnings():
+            # The candidates' warnings are the final fit's to give.
+            warnings.simplefilter("ignore")
+            stream.fit(Xf, classes[y_enc[fit_rows]], sample_weight=w[fit_rows])
+        for i, played in enumerate(candidates.scores):
+            scores[i, : len(played)] = played
         best = np.unravel_index(np.nanargmax(scores), scores.shape)
         return _ALPHAS[best[0]], int(best[1]) + 1, scores
 
@@ -603,6 +692,10 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             if len(self._landmark_ids) == self.budget:
                 self._switch()
         if self._projection is not None and start < X.shape[0]:
+            candidates = _CANDIDATES.get(self)
+            if candidates is not None:
+                candidates.play(self, X[start:], index[start:], cls[start:], sw[start:])
+                return
             # The linear rounds on the weights w of the map z = M k(L, x),
             # M = diag(d)^-1/2 V^T, played on the expansion beta = M^T w:
             # f(x) = beta . k(L, x), and a step along z(x) moves beta along
@@ -682,6 +775,9 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         d, V = np.maximum(eigvals[top], np.finfo(float).tiny), eigvecs[:, top]
         P = (V / d) @ V.T
         self._rank, self._projection = top.size, 0.5 * (P + P.T)
+        candidates = _CANDIDATES.get(self)
+        if candidates is not None:
+            candidates.switch(self, V, d)
         state = self._state
         t = int(state["counters"][0])
         # The weights w = diag(d)^1/2 V^T alpha of the map, as the expansion

@@ -89,8 +89,8 @@ def _rbf(a, c, gamma):
 def _nystroem_reference(X, y, classes, budget, k, gamma, eta, joint=False, penalty=0.0):
     """NOGD: kernel OGD adding each margin error until ``budget`` landmarks,
     then OGD on the rank-``k`` Nystroem map; ``penalty``: the L2 penalty
-    ``alpha``, ``f <- (1 - eta alpha) f`` in every round before its hinge
-    step. Returns the landmarks' rows, the final dual coefficients, the
+    ``alpha`` of the second phase, ``w <- (1 - eta alpha) w`` in every round
+    before its hinge step. Returns the landmarks' rows, the final dual coefficients, the
     mistakes, the closest margin to 1, and the dual coefficients of the
     average of the hypotheses of the rounds."""
     Y = _labels(y, classes)
@@ -106,7 +106,6 @@ def _nystroem_reference(X, y, classes, budget, k, gamma, eta, joint=False, penal
         mistakes += _is_mistake(s, Y[:, i])
         steps, margins = _hinge_steps(s, Y[:, i], joint)
         closest = min(closest, np.min(np.abs(margins - 1)))
-        alpha = [(1 - eta * penalty) * a for a in alpha]
         if np.any(steps != 0):
             members.append(i)
             alpha.append(eta * steps)
@@ -488,7 +487,7 @@ def _held_out_choice(X, y, random_state, max_iter, patience, **params):
     split of 20% (seeded by the first draw of ``random_state``) leaves, and
     scored on the held-out rows. Returns the scores (an epoch after the
     best is ``patience`` epochs old is not played: NaN) and the first best
-    ``(alpha, epochs)``."""
+    ``(alpha, epochs)``, and the closest a held-out prediction came to a tie."""
     from sklearn.model_selection import StratifiedShuffleSplit
 
     seed = np.random.RandomState(random_state).randint(np.iinfo(np.int32).max)
@@ -496,17 +495,21 @@ def _held_out_choice(X, y, random_state, max_iter, patience, **params):
     fit_rows, held = (np.sort(r) for r in next(split.split(X, y)))
     alphas = (0.0, 1e-5, 1e-4, 1e-3)
     scores = np.full((len(alphas), max_iter), np.nan)
+    closest = np.inf  # the smallest gap between a held-out row's two best classes
     for i, alpha in enumerate(alphas):
         for epochs in range(1, max_iter + 1):
             est = NystroemOnlineClassifier(
                 alpha=alpha, max_iter=epochs, tol=None, random_state=random_state, **params
             ).fit(X[fit_rows], y[fit_rows])
             scores[i, epochs - 1] = np.mean(est.predict(X[held]) == y[held])
+            s = est.decision_function(X[held])
+            gap = np.abs(s) if s.ndim == 1 else np.diff(np.sort(s, axis=1)[:, -2:], axis=1)
+            closest = min(closest, gap.min())
             best = int(np.nanargmax(scores[i]))
             if patience is not None and epochs - 1 - best >= patience:
                 break
     i, e = np.unravel_index(np.nanargmax(scores), scores.shape)
-    return scores, alphas[i], e + 1
+    return scores, alphas[i], e + 1, closest
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -518,10 +521,14 @@ def test_auto_alpha_chooses_as_a_loop_over_the_grid(n_classes, tol):
     params = dict(budget=20, gamma=0.5, learning_rate=20.0)
     est = NystroemOnlineClassifier(**params, max_iter=6, tol=tol, n_iter_no_change=2)
     est.set_params(random_state=0).fit(X, y)
-    scores, alpha, epochs = _held_out_choice(X, y, 0, 6, None if tol is None else 2, **params)
+    patience = None if tol is None else 2
+    scores, alpha, epochs, closest = _held_out_choice(X, y, 0, 6, patience, **params)
     assert alpha > 0 and epochs > 1
     # A candidate's epoch is the model of a fit of that many epochs: the same
-    # rounds, so the same predictions and scores.
+    # rounds, in the basis of the map's features instead of the landmarks',
+    # so the same hypotheses to round-off, and, no held-out row being within
+    # round-off of a tie, the same predictions and scores.
+    assert closest > 1e-8
     np.testing.assert_array_equal(est.validation_scores_, scores)
     assert (est.alpha_, est.n_iter_) == (alpha, epochs)
     # Then refit on every row with the choice.
@@ -581,3 +588,30 @@ def test_a_fit_that_chooses_nothing_drops_the_scores_of_the_last_choice():
     assert est.validation_scores_.shape == (4, 3)
     est.set_params(alpha=1e-4).fit(X, y)
     assert est.alpha_ == 1e-4 and not hasattr(est, "validation_scores_")
+
+
+def test_the_penalty_leaves_the_landmarks_phase_alone():
+    # The penalty shrinks the weights of the map only: every penalty gathers
+    # the same landmarks, with the same coefficients when the map is built,
+    # which is what lets alpha='auto' play their candidates on one stream.
+    X, y = _data(300, n_classes=3)
+    params = dict(budget=20, gamma=0.5, learning_rate=20.0, random_state=0, average=False)
+    first = [
+        NystroemOnlineClassifier(**params, alpha=a).partial_fit(X[:40], y[:40], classes=[0, 1, 2])
+        for a in (0.0, 1e-3)
+    ]
+    assert first[0].n_components_ == 0  # still gathering landmarks
+    np.testing.assert_array_equal(first[0].dual_coef_, first[1].dual_coef_)
+    fits = [NystroemOnlineClassifier(**params, alpha=a, max_iter=3).fit(X, y) for a in (0.0, 1e-3)]
+    np.testing.assert_array_equal(fits[0].support_, fits[1].support_)
+    assert not np.allclose(fits[0].dual_coef_, fits[1].dual_coef_)
+
+
+def test_auto_alpha_skips_the_penalties_too_large_for_the_step():
+    X, y = _data(200)
+    est = NystroemOnlineClassifier(budget=20, gamma=0.5, learning_rate=2000.0, max_iter=3)
+    est.set_params(random_state=0).fit(X, y)
+    # 1e-3 * 2000 >= 1: no penalty step of that size, never played.
+    assert np.isnan(est.validation_scores_[3]).all()
+    assert not np.isnan(est.validation_scores_[:3, 0]).any()
+    assert est.alpha_ < 1e-3
