@@ -512,13 +512,22 @@ def _held_out_choice(X, y, random_state, max_iter, patience, **params):
     return scores, alphas[i], e + 1, closest
 
 
-@pytest.mark.parametrize("n_classes", [2, 3])
-@pytest.mark.parametrize("tol", [None, 1e-3])
-def test_auto_alpha_chooses_as_a_loop_over_the_grid(n_classes, tol):
+@pytest.mark.parametrize(
+    "n_classes, tol, extra",
+    [
+        (2, None, {}),
+        (2, 1e-3, {}),
+        (3, None, {}),
+        (3, 1e-3, {}),
+        # Without the average, and on a map of lower rank than the budget.
+        (3, None, {"average": False, "n_components": 12}),
+    ],
+)
+def test_auto_alpha_chooses_as_a_loop_over_the_grid(n_classes, tol, extra):
     X, y = _data(300, n_classes=n_classes)
     # A step large enough for the penalties to matter: the choice here is
     # neither the first penalty nor the first epoch.
-    params = dict(budget=20, gamma=0.5, learning_rate=20.0)
+    params = dict(budget=20, gamma=0.5, learning_rate=20.0, **extra)
     est = NystroemOnlineClassifier(**params, max_iter=6, tol=tol, n_iter_no_change=2)
     est.set_params(random_state=0).fit(X, y)
     patience = None if tol is None else 2
