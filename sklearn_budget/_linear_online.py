@@ -339,6 +339,10 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         Singer's multiclass hinge loss rather than one-vs-rest."""
         return False
 
+    def _shrink(self):
+        """The factor of the weights before each round's step (1: no penalty)."""
+        return 1.0
+
     def _covers_one_row(self):
         """Whether a row's round is the compiled one (``_ogd.OneRound``) now."""
         return self.class_weight is None
@@ -420,6 +424,7 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             start,
             Z.shape[0] if stop is None else stop,
             joint=self._joint_hinge(),
+            shrink=self._shrink(),
             **kernel_mode,
         )
         if nonfinite:

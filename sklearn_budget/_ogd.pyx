@@ -69,6 +69,7 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
     Py_ssize_t members_left,
     const double[:, ::1] P,
     bint joint,
+    double shrink,
     double[::1] s,
     double[::1] q,
     MarginBins bins,
@@ -86,13 +87,13 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
     it changes anything (the fourth value returned). ``s`` and ``q``: room for a row's scores (one per
     output) and, with ``P``, for its step (``D`` values). ``joint``: the
     multiclass hinge loss of Crammer and Singer instead of one-vs-rest."""
-    cdef Py_ssize_t n = Z.shape[0], D = Z.shape[1], n_out = W.shape[0]
+    cdef Py_ssize_t n = Z.shape[0], D = Z.shape[1], n_out = W.shape[0], n_w = W.shape[1]
     cdef Py_ssize_t i, j, k, c, col, flat, rival = -1
     cdef bint binary = n_out == 1, average = acc.shape[0] > 0, nonfinite = False
     cdef bint record = margins.shape[0] > 0, kernel_mode = columns is not None
     cdef bint updated, mistake, project = P is not None, in_bins = bins is not None
     cdef bint pairwise = joint and n_out > 1
-    cdef double y_k, step, t, dot, z, m
+    cdef double y_k, step, t, dot, z, m, old
     cdef long long mistakes = 0, updates = 0
     cdef const double* direction
     if stop < 0:
@@ -137,6 +138,16 @@ cdef (Py_ssize_t, long long, long long, bint) _rounds(
                     kept[2] = sums[flat]
                     kept[3] = totals[cls[i]]
                 bins.add_at(counts, sums, totals, flat, cls[i], m, sw[i], t)
+            if shrink != 1.0:
+                # The step of the L2 penalty (alpha / 2) ||f||^2, before the
+                # hinge's: f <- (1 - eta alpha) f (NORMA). The average's sums
+                # take the change made, as they take an update's.
+                for k in range(n_out):
+                    for j in range(n_w):
+                        old = W[k, j]
+                        W[k, j] = shrink * old
+                        if average:
+                            acc[k, j] += t * (W[k, j] - old)
             updated = False
             for k in range(n_out):
                 if binary:
@@ -198,6 +209,7 @@ def hinge_rounds(
     Py_ssize_t members_left=-1,
     const double[:, ::1] P=None,
     bint joint=False,
+    double shrink=1.0,
 ):
     """Play the rounds ``start .. stop`` of the rows ``Z`` (their features).
 
@@ -226,6 +238,10 @@ def hinge_rounds(
     (Crammer and Singer's hinge loss) instead of every class whose
     one-vs-rest margin is (see the module's docstring).
 
+    With ``shrink`` other than 1, every round first multiplies the weights
+    by ``shrink`` (``1 - eta alpha``, the step of an L2 penalty), whether
+    or not its hinge loss steps.
+
     Returns ``(end, mistakes, updates, nonfinite)``: the round after the
     last one played, the prediction mistakes, the rounds with an update, and
     whether the rounds stopped at row ``end`` because its scores are not
@@ -233,7 +249,7 @@ def hinge_rounds(
     """
     return _rounds(
         Z, cls, sw, W, acc, eta, t0, margins, start, stop, columns, n_members,
-        members_left, P, joint, np.empty(W.shape[0]),
+        members_left, P, joint, shrink, np.empty(W.shape[0]),
         np.empty(Z.shape[1] if P is not None else 0),
         None, NULL, NULL, NULL, NULL,
     )
@@ -420,7 +436,7 @@ cdef class OneRound:
         self.active = True
         end, mistakes, updates, nonfinite = _rounds(
             Z, self.cls, self.sw, self.W, self.acc, eta, self.counters[0], self.no_margins,
-            0, 1, None, 0, -1, self.P, self.joint, self.s, self.q, self.bins,
+            0, 1, None, 0, -1, self.P, self.joint, 1.0, self.s, self.q, self.bins,
             &self.counts[0, 0], &self.sums[0, 0], &self.totals[0], self.kept,
         )
         if nonfinite:

@@ -235,6 +235,15 @@ class _OnlineStreamMixin:
         """Play a one-row call on a path of its own; whether it did (none here)."""
         return False
 
+    def _epoch_limits(self):
+        """``(max_iter, tol)`` of the epochs of ``fit``: the parameters', unless
+        the estimator's ``fit`` chose its own count (``tol`` None then)."""
+        return self.max_iter, self.tol
+
+    def _end_of_epoch(self):
+        """After each epoch of ``fit``: a reason to stop now, or None (none here)."""
+        return None
+
     def _scorer_of_the_average(self):
         """The scores of the average of the hypotheses played so far, as a
         function of validated rows, frozen now (None: no such average here);
@@ -384,12 +393,12 @@ class _OnlineStreamMixin:
         verbose, clock = self.verbose, perf_counter()
         # The stopping rule of SGDClassifier, on the online mistake rate of
         # each epoch instead of its loss.
-        tol = self.tol
+        max_iter, tol = self._epoch_limits()
         best_rate, no_improvement = np.inf, 0
-        stop = f"played max_iter={self.max_iter} epochs"
+        stop = f"played max_iter={max_iter} epochs"
         converged = False
         self.n_iter_ = 0
-        for epoch in range(self.max_iter):
+        for epoch in range(max_iter):
             counters = self._state["counters"]
             counters[updates] = 0
             mistakes_before = int(counters[mistakes])
@@ -418,6 +427,10 @@ class _OnlineStreamMixin:
                 progress.end()
             counters = self._state["counters"]
             epoch_mistakes = int(counters[mistakes]) - mistakes_before
+            reason = self._end_of_epoch()
+            if reason is not None:
+                stop, converged = reason, True
+                break
             if counters[updates] == 0:
                 stop, converged = "an epoch without updates", True
                 break
@@ -452,7 +465,8 @@ class _OnlineStreamMixin:
         (``max_iter=1``, an online pass rather than an iterative solver),
         reaching ``max_iter`` says nothing about convergence.
         """
-        if self.tol is None or self.max_iter <= self.n_iter_no_change:
+        max_iter, tol = self._epoch_limits()
+        if tol is None or max_iter <= self.n_iter_no_change:
             return
         warnings.warn(
             f"{type(self).__name__} played max_iter={self.max_iter} epochs and its online "

@@ -56,9 +56,11 @@ def _hinge_steps(s, Yi, joint):
     return np.where(margins < 1, Yi, 0.0), margins
 
 
-def _ogd_reference(Z, Y, eta, w=None, joint=False):
-    """Hinge OGD on the feature rows ``Z``: the final weights, the average of
-    the hypotheses of the rounds, the mistakes, and the closest margin to 1."""
+def _ogd_reference(Z, Y, eta, w=None, joint=False, alpha=0.0):
+    """Hinge OGD on the feature rows ``Z``: the final weights, the sum of
+    the hypotheses of the rounds, the mistakes, and the closest margin to 1.
+    ``alpha``: the L2 penalty, ``w <- (1 - eta alpha) w`` in every round
+    before its hinge step."""
     n_out = Y.shape[0]
     w = np.zeros((n_out, Z.shape[1])) if w is None else w.copy()
     total, mistakes, closest = np.zeros_like(w), 0, np.inf
@@ -68,6 +70,7 @@ def _ogd_reference(Z, Y, eta, w=None, joint=False):
         mistakes += _is_mistake(s, Y[:, i])
         steps, margins = _hinge_steps(s, Y[:, i], joint)
         closest = min(closest, np.min(np.abs(margins - 1)))
+        w *= 1 - eta * alpha
         for k in range(n_out):
             w[k] += eta * steps[k] * Z[i]
     return w, total, mistakes, closest
@@ -83,15 +86,20 @@ def _rbf(a, c, gamma):
     return np.exp(-gamma * np.sum((a - c) ** 2))
 
 
-def _nystroem_reference(X, y, classes, budget, k, gamma, eta, joint=False):
+def _nystroem_reference(X, y, classes, budget, k, gamma, eta, joint=False, penalty=0.0):
     """NOGD: kernel OGD adding each margin error until ``budget`` landmarks,
-    then OGD on the rank-``k`` Nystroem map. Returns the landmarks' rows,
-    the final dual coefficients, the mistakes and the closest margin to 1."""
+    then OGD on the rank-``k`` Nystroem map; ``penalty``: the L2 penalty
+    ``alpha`` of the second phase, ``w <- (1 - eta alpha) w`` in every round
+    before its hinge step. Returns the landmarks' rows, the final dual coefficients, the
+    mistakes, the closest margin to 1, and the dual coefficients of the
+    average of the hypotheses of the rounds."""
     Y = _labels(y, classes)
     n_out = Y.shape[0]
-    members, alpha, mistakes, closest = [], [], 0, np.inf
+    members, alpha, totals, mistakes, closest = [], [], [], 0, np.inf
     i = 0
     while i < len(X) and len(members) < budget:
+        # The hypothesis of the round, summed for the average.
+        totals = [t + a for t, a in zip(totals, alpha)]
         kx = np.array([_rbf(X[m], X[i], gamma) for m in members])
         s = np.array([np.dot(alpha_k, kx) if members else 0.0 for alpha_k in np.array(alpha).T])
         s = s if members else np.zeros(n_out)
@@ -101,10 +109,11 @@ def _nystroem_reference(X, y, classes, budget, k, gamma, eta, joint=False):
         if np.any(steps != 0):
             members.append(i)
             alpha.append(eta * steps)
+            totals.append(np.zeros(n_out))
         i += 1
     alpha = np.array(alpha).T  # (n_out, members)
     if len(members) < budget:
-        return np.array(members), alpha, mistakes, closest
+        return np.array(members), alpha, mistakes, closest, np.array(totals).T / len(X)
     L = X[members]
     G = np.array([[_rbf(a, c, gamma) for c in L] for a in L])
     d, V = np.linalg.eigh(G)
@@ -112,8 +121,10 @@ def _nystroem_reference(X, y, classes, budget, k, gamma, eta, joint=False):
     d, V = d[top], V[:, top]
     Z = np.array([[_rbf(a, c, gamma) for c in L] for a in X[i:]]) @ V / np.sqrt(d)
     w0 = alpha @ V * np.sqrt(d)
-    w, _, more, close = _ogd_reference(Z, Y[:, i:], eta, w0, joint)
-    return np.array(members), w @ (V / np.sqrt(d)).T, mistakes + more, min(closest, close)
+    w, total, more, close = _ogd_reference(Z, Y[:, i:], eta, w0, joint, penalty)
+    M = (V / np.sqrt(d)).T
+    averaged = (np.array(totals).T + total @ M) / len(X)
+    return np.array(members), w @ M, mistakes + more, min(closest, close), averaged
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -151,20 +162,22 @@ def test_fourier_features_are_drawn_as_stated():
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("multi_class", ["ovr", "crammer_singer"])
-def test_nystroem_matches_the_reference(n_classes, multi_class):
+@pytest.mark.parametrize("alpha", [0.0, 0.05])
+def test_nystroem_matches_the_reference(n_classes, multi_class, alpha):
     X, y = _data(150, n_classes=n_classes)
-    clf = NystroemOnlineClassifier(
+    params = dict(
         budget=20,
         n_components=6,
         gamma=0.5,
         learning_rate=0.7,
-        average=False,
+        alpha=alpha,
         multi_class=multi_class,
     )
+    clf = NystroemOnlineClassifier(**params, average=False)
     clf.partial_fit(X, y, classes=np.unique(y))
     joint = multi_class == "crammer_singer"
-    members, dual, mistakes, closest = _nystroem_reference(
-        X, y, clf.classes_, 20, 6, 0.5, 0.7, joint
+    members, dual, mistakes, closest, averaged = _nystroem_reference(
+        X, y, clf.classes_, 20, 6, 0.5, 0.7, joint, alpha
     )
     assert closest > 1e-8
     assert len(members) == 20  # the stream reaches the second phase
@@ -172,6 +185,10 @@ def test_nystroem_matches_the_reference(n_classes, multi_class):
     np.testing.assert_array_equal(clf.support_vectors_, X[members])
     np.testing.assert_allclose(clf.dual_coef_, dual, rtol=1e-8, atol=1e-10)
     assert clf.n_mistakes_ == mistakes and clf.n_components_ == 6
+    avg = NystroemOnlineClassifier(**params, average=True)
+    avg.partial_fit(X, y, classes=np.unique(y))
+    np.testing.assert_array_equal(avg.support_, members)
+    np.testing.assert_allclose(avg.dual_coef_, averaged, rtol=1e-8, atol=1e-10)
 
 
 def test_crammer_singer_changes_the_rounds_of_more_than_two_classes_only():
@@ -197,7 +214,7 @@ def test_nystroem_before_the_budget_is_a_kernel_expansion():
     X, y = _data(30)
     clf = NystroemOnlineClassifier(budget=500, gamma=0.5, learning_rate=0.7, average=False)
     clf.partial_fit(X, y, classes=[0, 1])
-    members, dual, mistakes, _ = _nystroem_reference(X, y, clf.classes_, 500, 100, 0.5, 0.7)
+    members, dual, mistakes, *_ = _nystroem_reference(X, y, clf.classes_, 500, 100, 0.5, 0.7)
     np.testing.assert_array_equal(clf.support_, members)
     np.testing.assert_allclose(clf.dual_coef_, dual, rtol=1e-12)
     assert clf.n_mistakes_ == mistakes and clf.n_components_ == 0
@@ -212,7 +229,7 @@ def test_nystroem_with_full_rank_carries_the_expansion_over():
     clf.partial_fit(X[:60], y[:60], classes=[0, 1])
     # The switch happened within the call (15 margin errors in 60 rows).
     assert clf.n_components_ == 15 and len(clf.support_) == 15
-    members, dual, _, _ = _nystroem_reference(X[:60], y[:60], clf.classes_, 15, 15, 0.5, 0.5)
+    members, dual, *_ = _nystroem_reference(X[:60], y[:60], clf.classes_, 15, 15, 0.5, 0.5)
     np.testing.assert_array_equal(clf.support_, members)
     np.testing.assert_allclose(clf.dual_coef_, dual, rtol=1e-7, atol=1e-9)
 
@@ -233,8 +250,10 @@ def test_a_stream_split_into_calls_is_one_stream(cls, average):
         if hasattr(whole, name):
             np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name))
     assert parts.proba_scale_ == whole.proba_scale_
-    # fit with one epoch, unshuffled, is the same stream.
-    fitted = cls(**params, max_iter=1, shuffle=False).fit(X, y)
+    # fit with one epoch, unshuffled, is the same stream (NOGD: without
+    # choosing its penalty on held-out rows).
+    plain = {"alpha": 0.0} if cls is NystroemOnlineClassifier else {}
+    fitted = cls(**params, **plain, max_iter=1, shuffle=False).fit(X, y)
     assert fitted.n_mistakes_ == whole.n_mistakes_
 
 
@@ -305,7 +324,7 @@ def test_sparse_input_learns_as_dense(cls):
         # dense formulas (1e-16 relative per kernel value); the reference's
         # margins stay 1e-8 away from the hinge threshold on this stream.
         labels = np.array([0, 1])
-        *_, closest = _nystroem_reference(X, y, labels, 30, 6, 0.5, dense.learning_rate)
+        *_, closest, _ = _nystroem_reference(X, y, labels, 30, 6, 0.5, dense.learning_rate)
         assert closest > 1e-8
         np.testing.assert_allclose(sparse.dual_coef_, dense.dual_coef_, rtol=1e-8, atol=1e-10)
         np.testing.assert_array_equal(sparse.support_, dense.support_)
@@ -447,7 +466,7 @@ def test_landmarks_are_gathered_on_chunks_of_rows(sparse, monkeypatch):
     def fit(chunk):
         monkeypatch.setattr(_nystroem_online, "_GATHER_CHUNK", chunk)
         shapes.clear()
-        est = NystroemOnlineClassifier(budget=40, gamma=2.0, max_iter=2, random_state=0)
+        est = NystroemOnlineClassifier(budget=40, gamma=2.0, alpha=0.0, max_iter=2, random_state=0)
         return est.fit(X, y), list(shapes)
 
     monkeypatch.setattr(_nystroem_online, "kernel_values", recording)
@@ -460,3 +479,148 @@ def test_landmarks_are_gathered_on_chunks_of_rows(sparse, monkeypatch):
         assert np.array_equal(getattr(chunked, name), getattr(whole, name))
     assert np.array_equal(chunked.decision_function(X), whole.decision_function(X))
     assert chunked.n_mistakes_ == whole.n_mistakes_
+
+
+def _held_out_choice(X, y, random_state, max_iter, patience, **params):
+    """``alpha='auto'`` by a plain loop: every penalty of the grid and every
+    epoch count, each fit from the start on the rows that a stratified
+    split of 20% (seeded by the first draw of ``random_state``) leaves, and
+    scored on the held-out rows. Returns the scores (an epoch after the
+    best is ``patience`` epochs old is not played: NaN) and the first best
+    ``(alpha, epochs)``, and the closest a held-out prediction came to a tie."""
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    seed = np.random.RandomState(random_state).randint(np.iinfo(np.int32).max)
+    split = StratifiedShuffleSplit(n_splits=1, test_size=0.2, random_state=seed)
+    fit_rows, held = (np.sort(r) for r in next(split.split(X, y)))
+    alphas = (0.0, 1e-5, 1e-4, 1e-3)
+    scores = np.full((len(alphas), max_iter), np.nan)
+    closest = np.inf  # the smallest gap between a held-out row's two best classes
+    for i, alpha in enumerate(alphas):
+        for epochs in range(1, max_iter + 1):
+            est = NystroemOnlineClassifier(
+                alpha=alpha, max_iter=epochs, tol=None, random_state=random_state, **params
+            ).fit(X[fit_rows], y[fit_rows])
+            scores[i, epochs - 1] = np.mean(est.predict(X[held]) == y[held])
+            s = est.decision_function(X[held])
+            gap = np.abs(s) if s.ndim == 1 else np.diff(np.sort(s, axis=1)[:, -2:], axis=1)
+            closest = min(closest, gap.min())
+            best = int(np.nanargmax(scores[i]))
+            if patience is not None and epochs - 1 - best >= patience:
+                break
+    i, e = np.unravel_index(np.nanargmax(scores), scores.shape)
+    return scores, alphas[i], e + 1, closest
+
+
+@pytest.mark.parametrize(
+    "n_classes, tol, extra",
+    [
+        (2, None, {}),
+        (2, 1e-3, {}),
+        (3, None, {}),
+        (3, 1e-3, {}),
+        # Without the average, and on a map of lower rank than the budget.
+        (3, None, {"average": False, "n_components": 12}),
+    ],
+)
+def test_auto_alpha_chooses_as_a_loop_over_the_grid(n_classes, tol, extra):
+    X, y = _data(300, n_classes=n_classes)
+    # A step large enough for the penalties to matter: the choice here is
+    # neither the first penalty nor the first epoch.
+    params = dict(budget=20, gamma=0.5, learning_rate=20.0, **extra)
+    est = NystroemOnlineClassifier(**params, max_iter=6, tol=tol, n_iter_no_change=2)
+    est.set_params(random_state=0).fit(X, y)
+    patience = None if tol is None else 2
+    scores, alpha, epochs, closest = _held_out_choice(X, y, 0, 6, patience, **params)
+    assert alpha > 0 and epochs > 1
+    # A candidate's epoch is the model of a fit of that many epochs: the same
+    # rounds, in the basis of the map's features instead of the landmarks',
+    # so the same hypotheses to round-off, and, no held-out row being within
+    # round-off of a tie, the same predictions and scores.
+    assert closest > 1e-8
+    np.testing.assert_array_equal(est.validation_scores_, scores)
+    assert (est.alpha_, est.n_iter_) == (alpha, epochs)
+    # Then refit on every row with the choice.
+    plain = NystroemOnlineClassifier(
+        **params, alpha=alpha, max_iter=epochs, tol=None, random_state=0
+    ).fit(X, y)
+    np.testing.assert_array_equal(est.dual_coef_, plain.dual_coef_)
+    np.testing.assert_array_equal(est.support_, plain.support_)
+
+
+def test_auto_alpha_choice_varies_with_the_data():
+    # The choice depends on the data, not a default returned: noisy labels
+    # and a large step, clean labels and the default step, choose apart
+    # (here (0, 2) and (1e-4, 2)).
+    X, y = _data(400)
+    noisy = y.copy()
+    flip = np.random.RandomState(1).rand(len(y)) < 0.25
+    noisy[flip] = 1 - noisy[flip]
+    kw = dict(budget=30, gamma=0.5, max_iter=8, tol=None, random_state=0)
+    a = NystroemOnlineClassifier(**kw, learning_rate=8.0).fit(X, noisy)
+    b = NystroemOnlineClassifier(**kw).fit(X, y)
+    assert np.isfinite(a.validation_scores_).all() and np.isfinite(b.validation_scores_).all()
+    assert (a.alpha_, a.n_iter_) != (b.alpha_, b.n_iter_)
+
+
+def test_auto_alpha_falls_back_to_the_plain_rule_on_tiny_classes():
+    # A class of one row cannot be in both parts: no choice, the rounds of
+    # the paper with max_iter and tol.
+    X, y = _data(60)
+    y[0] = 2
+    est = NystroemOnlineClassifier(budget=10, gamma=0.5, max_iter=3, random_state=0).fit(X, y)
+    plain = NystroemOnlineClassifier(
+        budget=10, gamma=0.5, max_iter=3, alpha=0.0, random_state=0
+    ).fit(X, y)
+    assert est.alpha_ == 0.0 and np.isnan(est.validation_scores_).all()
+    np.testing.assert_array_equal(est.dual_coef_, plain.dual_coef_)
+
+
+def test_partial_fit_plays_the_published_rule_under_auto_alpha():
+    X, y = _data(200)
+    auto = NystroemOnlineClassifier(budget=20, gamma=0.5).partial_fit(X, y, classes=[0, 1])
+    plain = NystroemOnlineClassifier(budget=20, gamma=0.5, alpha=0.0)
+    plain.partial_fit(X, y, classes=[0, 1])
+    assert auto.alpha_ == 0.0 and not hasattr(auto, "validation_scores_")
+    np.testing.assert_array_equal(auto.dual_coef_, plain.dual_coef_)
+
+
+def test_penalty_too_large_for_the_step_is_refused():
+    X, y = _data(50)
+    with pytest.raises(ValueError, match="must be below 1"):
+        NystroemOnlineClassifier(alpha=0.5, learning_rate=2.0).fit(X, y)
+
+
+def test_a_fit_that_chooses_nothing_drops_the_scores_of_the_last_choice():
+    X, y = _data(200)
+    est = NystroemOnlineClassifier(budget=20, gamma=0.5, max_iter=3, random_state=0).fit(X, y)
+    assert est.validation_scores_.shape == (4, 3)
+    est.set_params(alpha=1e-4).fit(X, y)
+    assert est.alpha_ == 1e-4 and not hasattr(est, "validation_scores_")
+
+
+def test_the_penalty_leaves_the_landmarks_phase_alone():
+    # The penalty shrinks the weights of the map only: every penalty gathers
+    # the same landmarks, with the same coefficients when the map is built,
+    # which is what lets alpha='auto' play their candidates on one stream.
+    X, y = _data(300, n_classes=3)
+    params = dict(budget=20, gamma=0.5, learning_rate=20.0, random_state=0, average=False)
+    first = [
+        NystroemOnlineClassifier(**params, alpha=a).partial_fit(X[:40], y[:40], classes=[0, 1, 2])
+        for a in (0.0, 1e-3)
+    ]
+    assert first[0].n_components_ == 0  # still gathering landmarks
+    np.testing.assert_array_equal(first[0].dual_coef_, first[1].dual_coef_)
+    fits = [NystroemOnlineClassifier(**params, alpha=a, max_iter=3).fit(X, y) for a in (0.0, 1e-3)]
+    np.testing.assert_array_equal(fits[0].support_, fits[1].support_)
+    assert not np.allclose(fits[0].dual_coef_, fits[1].dual_coef_)
+
+
+def test_auto_alpha_skips_the_penalties_too_large_for_the_step():
+    X, y = _data(200)
+    est = NystroemOnlineClassifier(budget=20, gamma=0.5, learning_rate=2000.0, max_iter=3)
+    est.set_params(random_state=0).fit(X, y)
+    # 1e-3 * 2000 >= 1: no penalty step of that size, never played.
+    assert np.isnan(est.validation_scores_[3]).all()
+    assert not np.isnan(est.validation_scores_[:3, 0]).any()
+    assert est.alpha_ < 1e-3
