@@ -347,10 +347,18 @@ def test_multiclass_probabilities_and_arrays_untouched(cls):
     assert clf.decision_function(X).shape == (900, 3)
 
 
-def test_nystroem_rejects_a_rank_above_the_budget():
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        (dict(budget=10, n_components=11), "at most budget"),
+        # Each round multiplies the weights by 1 - learning_rate * alpha.
+        (dict(alpha=0.5, learning_rate=2.0), "must be below 1"),
+    ],
+)
+def test_nystroem_rejects_parameters_that_do_not_fit_together(params, match):
     X, y = _data(50)
-    with pytest.raises(ValueError, match="at most budget"):
-        NystroemOnlineClassifier(budget=10, n_components=11).fit(X, y)
+    with pytest.raises(ValueError, match=match):
+        NystroemOnlineClassifier(**params).fit(X, y)
 
 
 def test_sample_weight_scales_the_step():
@@ -583,12 +591,6 @@ def test_partial_fit_plays_the_published_rule_under_auto_alpha():
     plain.partial_fit(X, y, classes=[0, 1])
     assert auto.alpha_ == 0.0 and not hasattr(auto, "validation_scores_")
     np.testing.assert_array_equal(auto.dual_coef_, plain.dual_coef_)
-
-
-def test_penalty_too_large_for_the_step_is_refused():
-    X, y = _data(50)
-    with pytest.raises(ValueError, match="must be below 1"):
-        NystroemOnlineClassifier(alpha=0.5, learning_rate=2.0).fit(X, y)
 
 
 def test_a_fit_that_chooses_nothing_drops_the_scores_of_the_last_choice():
