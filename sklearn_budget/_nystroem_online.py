@@ -583,16 +583,20 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         Xv, y_enc, w, classes = _validate_fit_input(self, X, y, sample_weight, None, reset=True)
         scores = np.full((len(_ALPHAS), self.max_iter), np.nan)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        # Rows of weight zero are never played (_keep_weighted) and would
+        # score nothing: the rows of positive weight are split, so that the
+        # held-out part has weight to score with.
+        rows = np.flatnonzero(w > 0)
         try:
             split = StratifiedShuffleSplit(
                 n_splits=1, test_size=self.validation_fraction, random_state=seed
             )
-            fit_rows, held = next(split.split(np.zeros((len(y_enc), 1)), y_enc))
+            fit_rows, held = next(split.split(np.zeros((rows.size, 1)), y_enc[rows]))
         except ValueError:  # a class of one row, or fewer held-out rows than classes
             return 0.0, None, scores
+        fit_rows, held = rows[np.sort(fit_rows)], rows[np.sort(held)]
         if np.unique(y_enc[fit_rows]).size < classes.size:
             return 0.0, None, scores
-        fit_rows, held = np.sort(fit_rows), np.sort(held)
         Xf, Xh = _rows(Xv, fit_rows), _rows(Xv, held)
         # No penalty step of learning_rate * alpha >= 1: the largest penalties
         # (_ALPHAS ascends), whose scores stay NaN.

@@ -584,6 +584,21 @@ def test_auto_alpha_falls_back_to_the_plain_rule_on_tiny_classes():
     np.testing.assert_array_equal(est.dual_coef_, plain.dual_coef_)
 
 
+def test_auto_alpha_holds_out_rows_of_positive_weight():
+    # Rows of weight zero are never played: split among them, the held-out
+    # part could weigh nothing (a fit that failed, dividing by zero). The
+    # choice is that of the rows of positive weight alone (random_state=6:
+    # a split of all 60 rows held out only rows of weight zero).
+    X, y = _data(60)
+    sw = np.zeros(60)
+    sw[np.flatnonzero(y == 0)[:4]] = sw[np.flatnonzero(y == 1)[:4]] = 1.0
+    params = dict(budget=5, gamma=0.5, max_iter=3, random_state=6)
+    est = NystroemOnlineClassifier(**params).fit(X, y, sample_weight=sw)
+    alone = NystroemOnlineClassifier(**params).fit(X[sw > 0], y[sw > 0])
+    assert np.isfinite(est.validation_scores_[0, 0])
+    np.testing.assert_array_equal(est.validation_scores_, alone.validation_scores_)
+
+
 def test_partial_fit_plays_the_published_rule_under_auto_alpha():
     X, y = _data(200)
     auto = NystroemOnlineClassifier(budget=20, gamma=0.5).partial_fit(X, y, classes=[0, 1])
