@@ -278,13 +278,14 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         Fixed for a stream.
 
     validation_fraction : float, default=0.2
-        With ``alpha='auto'``, the fraction of the rows of ``fit`` held out,
-        stratified by class and drawn from ``random_state``. Each penalty
-        of ``(0, 1e-5, 1e-4, 1e-3)`` is played for up to ``max_iter``
-        epochs on the other rows, and the accuracy of its averaged
-        hypothesis on the held-out rows measured after every epoch; the
-        best penalty and epoch count (the first of equal scores: the
-        smaller penalty, then the fewer epochs) are ``alpha_`` and
+        With ``alpha='auto'``, the fraction of the rows of ``fit`` of
+        positive weight held out, stratified by class and drawn from
+        ``random_state``. Each penalty of ``(0, 1e-5, 1e-4, 1e-3)`` is
+        played for up to ``max_iter`` epochs on the other rows, and the
+        accuracy of its averaged hypothesis on the held-out rows (weighted
+        by ``sample_weight`` and ``class_weight``) measured after every
+        epoch; the best penalty and epoch count (the first of equal scores:
+        the smaller penalty, then the fewer epochs) are ``alpha_`` and
         ``n_iter_``. Where a class has too few rows to be in both parts,
         ``fit`` plays the paper's rounds (``max_iter``, ``tol``).
 
