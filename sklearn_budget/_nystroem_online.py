@@ -541,6 +541,17 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
                 "the rank of a Nystroem map of budget landmarks."
             )
 
+    def _check_stream_continues(self):
+        super()._check_stream_continues()
+        # The penalty that alpha='auto' chose is checked against the
+        # learning rate as a given alpha is (_validate_params): the learning
+        # rate may change between calls.
+        if self.learning_rate * self.alpha_ >= 1:
+            raise ValueError(
+                f"learning_rate * alpha_ = {self.learning_rate * self.alpha_:.3g} must be "
+                "below 1: each round multiplies the weights by 1 - learning_rate * alpha_."
+            )
+
     def _shrink(self):
         # The penalty applies to the weights of the map: the landmarks' phase
         # plays the paper's rounds, the same for every penalty.

@@ -599,6 +599,22 @@ def test_auto_alpha_holds_out_rows_of_positive_weight():
     np.testing.assert_array_equal(est.validation_scores_, alone.validation_scores_)
 
 
+def test_a_learning_rate_too_large_for_the_chosen_penalty_is_refused():
+    # alpha='auto' chose 1e-4 (see above); a learning rate raised since to
+    # 1e4 would multiply the weights by 1 - 1e4 * 1e-4 = 0 every round.
+    X, y = _data(400)
+    kw = dict(budget=30, gamma=0.5, max_iter=8, tol=None, random_state=0)
+    est = NystroemOnlineClassifier(**kw).fit(X, y)
+    assert est.alpha_ == 1e-4
+    dual = est.dual_coef_.copy()
+    est.set_params(learning_rate=1e4)
+    for rows in (X[:1], X[:5]):
+        with pytest.raises(ValueError, match="learning_rate \\* alpha_ = 1 must be below 1"):
+            est.partial_fit(rows, y[: len(rows)])
+    np.testing.assert_array_equal(est.dual_coef_, dual)
+    est.set_params(learning_rate=2.0).partial_fit(X[:5], y[:5])
+
+
 def test_partial_fit_plays_the_published_rule_under_auto_alpha():
     X, y = _data(200)
     auto = NystroemOnlineClassifier(budget=20, gamma=0.5).partial_fit(X, y, classes=[0, 1])
