@@ -592,7 +592,10 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         rule: ``max_iter`` and ``tol``) where the rows cannot be split so
         that every class is in both parts.
         """
-        Xv, y_enc, w, classes = _validate_fit_input(self, X, y, sample_weight, None, reset=True)
+        with warnings.catch_warnings():
+            # The final fit validates the same input: its warnings, once.
+            warnings.simplefilter("ignore")
+            Xv, y_enc, w, classes = _validate_fit_input(self, X, y, sample_weight, None, reset=True)
         scores = np.full((len(_ALPHAS), self.max_iter), np.nan)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         # Rows of weight zero are never played (_keep_weighted) and would

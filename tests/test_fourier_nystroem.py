@@ -6,9 +6,12 @@ formulas), on the same stream: the same features or landmarks, the same
 hypotheses, the same mistakes.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import DataConversionWarning
 
 from sklearn_budget import FourierOnlineClassifier, NystroemOnlineClassifier
 
@@ -613,6 +616,15 @@ def test_a_learning_rate_too_large_for_the_chosen_penalty_is_refused():
             est.partial_fit(rows, y[: len(rows)])
     np.testing.assert_array_equal(est.dual_coef_, dual)
     est.set_params(learning_rate=2.0).partial_fit(X[:5], y[:5])
+
+
+def test_auto_alpha_warns_of_its_input_once():
+    # The choice validates the input before the final fit does: one warning.
+    X, y = _data(60)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        NystroemOnlineClassifier(budget=5, max_iter=2, random_state=0).fit(X, y[:, None])
+    assert [type(w.message) for w in caught].count(DataConversionWarning) == 1
 
 
 def test_partial_fit_plays_the_published_rule_under_auto_alpha():
