@@ -623,10 +623,14 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         candidates = _CANDIDATES[stream] = _Candidates(
             playable, len(fit_rows), Xh, y_enc[held], w[held], patience
         )
-        with warnings.catch_warnings():
-            # The candidates' warnings are the final fit's to give.
-            warnings.simplefilter("ignore")
-            stream.fit(Xf, classes[y_enc[fit_rows]], sample_weight=w[fit_rows])
+        try:
+            with warnings.catch_warnings():
+                # The candidates' warnings are the final fit's to give.
+                warnings.simplefilter("ignore")
+                stream.fit(Xf, classes[y_enc[fit_rows]], sample_weight=w[fit_rows])
+        finally:
+            # Not kept by a traceback that keeps the stream (its held-out rows).
+            _CANDIDATES.pop(stream)
         for i, played in enumerate(candidates.scores):
             scores[i, : len(played)] = played
         best = np.unravel_index(np.nanargmax(scores), scores.shape)

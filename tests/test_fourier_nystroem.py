@@ -627,6 +627,25 @@ def test_auto_alpha_warns_of_its_input_once():
     assert [type(w.message) for w in caught].count(DataConversionWarning) == 1
 
 
+def test_auto_alpha_interrupted_keeps_nothing(monkeypatch):
+    # An interruption during the choice: the model as it was, and no
+    # candidates left in the module's cache.
+    from sklearn_budget import _nystroem_online
+
+    X, y = _data(100)
+    est = NystroemOnlineClassifier(budget=10, max_iter=2, random_state=0).fit(X, y)
+    dual = est.dual_coef_.copy()
+
+    def interrupt(self, est):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_nystroem_online._Candidates, "end_of_epoch", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X[::-1], y[::-1])
+    assert len(_nystroem_online._CANDIDATES) == 0
+    np.testing.assert_array_equal(est.dual_coef_, dual)
+
+
 def test_partial_fit_plays_the_published_rule_under_auto_alpha():
     X, y = _data(200)
     auto = NystroemOnlineClassifier(budget=20, gamma=0.5).partial_fit(X, y, classes=[0, 1])
