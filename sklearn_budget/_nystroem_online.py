@@ -278,13 +278,14 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         Fixed for a stream.
 
     validation_fraction : float, default=0.2
-        With ``alpha='auto'``, the fraction of the rows of ``fit`` held out,
-        stratified by class and drawn from ``random_state``. Each penalty
-        of ``(0, 1e-5, 1e-4, 1e-3)`` is played for up to ``max_iter``
-        epochs on the other rows, and the accuracy of its averaged
-        hypothesis on the held-out rows measured after every epoch; the
-        best penalty and epoch count (the first of equal scores: the
-        smaller penalty, then the fewer epochs) are ``alpha_`` and
+        With ``alpha='auto'``, the fraction of the rows of ``fit`` of
+        positive weight held out, stratified by class and drawn from
+        ``random_state``. Each penalty of ``(0, 1e-5, 1e-4, 1e-3)`` is
+        played for up to ``max_iter`` epochs on the other rows, and the
+        accuracy of its averaged hypothesis on the held-out rows (weighted
+        by ``sample_weight`` and ``class_weight``) measured after every
+        epoch; the best penalty and epoch count (the first of equal scores:
+        the smaller penalty, then the fewer epochs) are ``alpha_`` and
         ``n_iter_``. Where a class has too few rows to be in both parts,
         ``fit`` plays the paper's rounds (``max_iter``, ``tol``).
 
@@ -540,6 +541,17 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
                 "the rank of a Nystroem map of budget landmarks."
             )
 
+    def _check_stream_continues(self):
+        super()._check_stream_continues()
+        # The penalty that alpha='auto' chose is checked against the
+        # learning rate as a given alpha is (_validate_params): the learning
+        # rate may change between calls.
+        if self.learning_rate * self.alpha_ >= 1:
+            raise ValueError(
+                f"learning_rate * alpha_ = {self.learning_rate * self.alpha_:.3g} must be "
+                "below 1: each round multiplies the weights by 1 - learning_rate * alpha_."
+            )
+
     def _shrink(self):
         # The penalty applies to the weights of the map: the landmarks' phase
         # plays the paper's rounds, the same for every penalty.
@@ -580,19 +592,26 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         rule: ``max_iter`` and ``tol``) where the rows cannot be split so
         that every class is in both parts.
         """
-        Xv, y_enc, w, classes = _validate_fit_input(self, X, y, sample_weight, None, reset=True)
+        with warnings.catch_warnings():
+            # The final fit validates the same input: its warnings, once.
+            warnings.simplefilter("ignore")
+            Xv, y_enc, w, classes = _validate_fit_input(self, X, y, sample_weight, None, reset=True)
         scores = np.full((len(_ALPHAS), self.max_iter), np.nan)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        # Rows of weight zero are never played (_keep_weighted) and would
+        # score nothing: the rows of positive weight are split, so that the
+        # held-out part has weight to score with.
+        rows = np.flatnonzero(w > 0)
         try:
             split = StratifiedShuffleSplit(
                 n_splits=1, test_size=self.validation_fraction, random_state=seed
             )
-            fit_rows, held = next(split.split(np.zeros((len(y_enc), 1)), y_enc))
+            fit_rows, held = next(split.split(np.zeros((rows.size, 1)), y_enc[rows]))
         except ValueError:  # a class of one row, or fewer held-out rows than classes
             return 0.0, None, scores
+        fit_rows, held = rows[np.sort(fit_rows)], rows[np.sort(held)]
         if np.unique(y_enc[fit_rows]).size < classes.size:
             return 0.0, None, scores
-        fit_rows, held = np.sort(fit_rows), np.sort(held)
         Xf, Xh = _rows(Xv, fit_rows), _rows(Xv, held)
         # No penalty step of learning_rate * alpha >= 1: the largest penalties
         # (_ALPHAS ascends), whose scores stay NaN.
@@ -604,10 +623,14 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         candidates = _CANDIDATES[stream] = _Candidates(
             playable, len(fit_rows), Xh, y_enc[held], w[held], patience
         )
-        with warnings.catch_warnings():
-            # The candidates' warnings are the final fit's to give.
-            warnings.simplefilter("ignore")
-            stream.fit(Xf, classes[y_enc[fit_rows]], sample_weight=w[fit_rows])
+        try:
+            with warnings.catch_warnings():
+                # The candidates' warnings are the final fit's to give.
+                warnings.simplefilter("ignore")
+                stream.fit(Xf, classes[y_enc[fit_rows]], sample_weight=w[fit_rows])
+        finally:
+            # Not kept by a traceback that keeps the stream (its held-out rows).
+            _CANDIDATES.pop(stream)
         for i, played in enumerate(candidates.scores):
             scores[i, : len(played)] = played
         best = np.unravel_index(np.nanargmax(scores), scores.shape)

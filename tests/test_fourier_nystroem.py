@@ -6,9 +6,12 @@ formulas), on the same stream: the same features or landmarks, the same
 hypotheses, the same mistakes.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import DataConversionWarning
 
 from sklearn_budget import FourierOnlineClassifier, NystroemOnlineClassifier
 
@@ -582,6 +585,65 @@ def test_auto_alpha_falls_back_to_the_plain_rule_on_tiny_classes():
     ).fit(X, y)
     assert est.alpha_ == 0.0 and np.isnan(est.validation_scores_).all()
     np.testing.assert_array_equal(est.dual_coef_, plain.dual_coef_)
+
+
+def test_auto_alpha_holds_out_rows_of_positive_weight():
+    # Rows of weight zero are never played: split among them, the held-out
+    # part could weigh nothing (a fit that failed, dividing by zero). The
+    # choice is that of the rows of positive weight alone (random_state=6:
+    # a split of all 60 rows held out only rows of weight zero).
+    X, y = _data(60)
+    sw = np.zeros(60)
+    sw[np.flatnonzero(y == 0)[:4]] = sw[np.flatnonzero(y == 1)[:4]] = 1.0
+    params = dict(budget=5, gamma=0.5, max_iter=3, random_state=6)
+    est = NystroemOnlineClassifier(**params).fit(X, y, sample_weight=sw)
+    alone = NystroemOnlineClassifier(**params).fit(X[sw > 0], y[sw > 0])
+    assert np.isfinite(est.validation_scores_[0, 0])
+    np.testing.assert_array_equal(est.validation_scores_, alone.validation_scores_)
+
+
+def test_a_learning_rate_too_large_for_the_chosen_penalty_is_refused():
+    # alpha='auto' chose 1e-4 (see above); a learning rate raised since to
+    # 1e4 would multiply the weights by 1 - 1e4 * 1e-4 = 0 every round.
+    X, y = _data(400)
+    kw = dict(budget=30, gamma=0.5, max_iter=8, tol=None, random_state=0)
+    est = NystroemOnlineClassifier(**kw).fit(X, y)
+    assert est.alpha_ == 1e-4
+    dual = est.dual_coef_.copy()
+    est.set_params(learning_rate=1e4)
+    for rows in (X[:1], X[:5]):
+        with pytest.raises(ValueError, match="learning_rate \\* alpha_ = 1 must be below 1"):
+            est.partial_fit(rows, y[: len(rows)])
+    np.testing.assert_array_equal(est.dual_coef_, dual)
+    est.set_params(learning_rate=2.0).partial_fit(X[:5], y[:5])
+
+
+def test_auto_alpha_warns_of_its_input_once():
+    # The choice validates the input before the final fit does: one warning.
+    X, y = _data(60)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        NystroemOnlineClassifier(budget=5, max_iter=2, random_state=0).fit(X, y[:, None])
+    assert [type(w.message) for w in caught].count(DataConversionWarning) == 1
+
+
+def test_auto_alpha_interrupted_keeps_nothing(monkeypatch):
+    # An interruption during the choice: the model as it was, and no
+    # candidates left in the module's cache.
+    from sklearn_budget import _nystroem_online
+
+    X, y = _data(100)
+    est = NystroemOnlineClassifier(budget=10, max_iter=2, random_state=0).fit(X, y)
+    dual = est.dual_coef_.copy()
+
+    def interrupt(self, est):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_nystroem_online._Candidates, "end_of_epoch", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X[::-1], y[::-1])
+    assert len(_nystroem_online._CANDIDATES) == 0
+    np.testing.assert_array_equal(est.dual_coef_, dual)
 
 
 def test_partial_fit_plays_the_published_rule_under_auto_alpha():
