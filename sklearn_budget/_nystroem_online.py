@@ -282,9 +282,9 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         positive weight held out, stratified by class and drawn from
         ``random_state``. Each penalty of ``(0, 1e-5, 1e-4, 1e-3)`` is
         played for up to ``max_iter`` epochs on the other rows, and the
-        accuracy of its averaged hypothesis on the held-out rows (weighted
-        by ``sample_weight`` and ``class_weight``) measured after every
-        epoch; the best penalty and epoch count (the first of equal scores:
+        accuracy of its hypothesis (averaged with ``average=True``) on the
+        held-out rows (weighted by ``sample_weight`` and ``class_weight``)
+        measured after every epoch; the best penalty and epoch count (the first of equal scores:
         the smaller penalty, then the fewer epochs) are ``alpha_`` and
         ``n_iter_``. Where a class has too few rows to be in both parts,
         ``fit`` plays the paper's rounds (``max_iter``, ``tol``).
@@ -392,6 +392,10 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     round-off, at ``O(n_components_)`` a round: see below). On the shipped
     sets the choice cost 0.6 to 3.7 times the former fit of 5 epochs (CPU
     time), the final fit's epochs what they cost with a given ``alpha``.
+    Where the rows not held out never fill the ``budget`` landmarks, there is
+    no map to penalise: the choice is then of the epochs alone (``alpha_``
+    0), even if the final fit on all the rows fills it (on USPS, digit 0
+    against the rest, at ``budget=500``: 362 landmarks).
 
     The landmarks are the first ``budget`` rows with a margin error, not a
     random sample: they are where the hinge loss was active, as in the
