@@ -46,6 +46,19 @@ _ROUND_PATHS = WeakCache()
 _FIT_FEATURES = WeakCache()
 
 
+def finite_hinge_rounds(Z, *args, **kwargs):
+    """``_ogd.hinge_rounds`` on the features ``Z``: ``(end, mistakes, updates)``,
+    or a ValueError where the rounds stopped at a row whose scores are not
+    finite (nothing of the call is kept: its transaction puts the state back)."""
+    end, mistakes, updates, nonfinite = hinge_rounds(Z, *args, **kwargs)
+    if nonfinite:
+        raise ValueError(
+            "Non-finite scores: the features of a row of X overflowed (largest "
+            f"|feature|: {np.abs(Z[end]).max():.3g}). Scale X as the training data were scaled."
+        )
+    return end, mistakes, updates
+
+
 def _averaged(w, acc, t):
     """The average of the hypotheses of rounds ``1 .. t``: ``(t w - acc) / t``
     (see ``sklearn_budget._ogd``)."""
@@ -412,7 +425,7 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         t0 = int(state["counters"][0])
         margins = np.zeros(Z.shape[0]) if calibrate else _NO_MARGINS
         Z = np.ascontiguousarray(Z, dtype=np.float64)
-        end, mistakes, updates, nonfinite = hinge_rounds(
+        end, mistakes, updates = finite_hinge_rounds(
             Z,
             cls,
             sw,
@@ -427,12 +440,6 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             shrink=self._shrink(),
             **kernel_mode,
         )
-        if nonfinite:
-            # Nothing of the call is kept: its transaction puts the state back.
-            raise ValueError(
-                "Non-finite scores: the features of a row of X overflowed (largest "
-                f"|feature|: {np.abs(Z[end]).max():.3g}). Scale X as the training data were scaled."
-            )
         if calibrate and end > start:
             rounds = np.arange(t0 + 1, t0 + 1 + end - start, dtype=np.float64)
             # The bins clip margins to their range as they record them.

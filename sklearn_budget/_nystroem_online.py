@@ -32,8 +32,8 @@ from ._linear_online import (
     _averaged,
     _FeatureOnlineClassifier,
     _FitFeatures,
+    finite_hinge_rounds,
 )
-from ._ogd import hinge_rounds
 from ._rounds import _rows
 from ._stream import _predicted_index
 from ._transaction import WeakCache
@@ -108,7 +108,8 @@ class _Candidates:
         state = est._state
         t0, stepped = int(state["counters"][0]), 0
         for i in np.flatnonzero(self.live):
-            _, _, updates, nonfinite = hinge_rounds(
+            # Rows that overflow stop the choice as they would stop the final fit.
+            _, _, updates = finite_hinge_rounds(
                 Z,
                 cls,
                 sw,
@@ -122,11 +123,6 @@ class _Candidates:
                 joint=est._joint_hinge(),
                 shrink=1.0 - est.learning_rate * self.alphas[i],
             )
-            if nonfinite:  # as the final fit would find (see _hinge_rounds)
-                raise ValueError(
-                    "Non-finite scores: the features of a row of X overflowed. "
-                    "Scale X as the training data were scaled."
-                )
             self.updates[i] += updates
             stepped += updates
         # The rounds of the stream, counted once; its updates, those of any penalty.
@@ -534,11 +530,8 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
 
     def _validate_params(self):
         super()._validate_params()
-        if self.alpha != "auto" and self.learning_rate * self.alpha >= 1:
-            raise ValueError(
-                f"learning_rate * alpha = {self.learning_rate * self.alpha:.3g} must be below 1: "
-                "each round multiplies the weights by 1 - learning_rate * alpha."
-            )
+        if self.alpha != "auto":
+            self._check_penalty_step(self.alpha, "alpha")
         if self.n_components is not None and self.n_components > self.budget:
             raise ValueError(
                 f"n_components={self.n_components} must be at most budget={self.budget}: "
@@ -550,10 +543,15 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         # The penalty that alpha='auto' chose is checked against the
         # learning rate as a given alpha is (_validate_params): the learning
         # rate may change between calls.
-        if self.learning_rate * self.alpha_ >= 1:
+        self._check_penalty_step(self.alpha_, "alpha_")
+
+    def _check_penalty_step(self, alpha, name):
+        """Refuse the penalty ``alpha`` (the parameter ``name``) where the factor
+        ``1 - learning_rate * alpha`` of every round would not be positive."""
+        if self.learning_rate * alpha >= 1:
             raise ValueError(
-                f"learning_rate * alpha_ = {self.learning_rate * self.alpha_:.3g} must be "
-                "below 1: each round multiplies the weights by 1 - learning_rate * alpha_."
+                f"learning_rate * {name} = {self.learning_rate * alpha:.3g} must be below 1: "
+                f"each round multiplies the weights by 1 - learning_rate * {name}."
             )
 
     def _shrink(self):
