@@ -400,7 +400,7 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             one.active = False
             with Transaction(self, attributes=self._one_row_attributes) as transaction:
                 transaction.on_undo(one.undo)
-                if one.play(Z, label, w, float(self.learning_rate)):
+                if one.play(Z, label, w, float(self.learning_rate), self._shrink()):
                     self.n_iter_ = 1
                     self._end_of_call(1)
                     return

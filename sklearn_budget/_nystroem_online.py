@@ -678,8 +678,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
 
     def _covers_one_row(self):
         # Once the map is built: the landmarks' phase changes the landmarks.
-        # The compiled round of one row takes no penalty.
-        return self._projection is not None and self.alpha_ == 0 and super()._covers_one_row()
+        return self._projection is not None and super()._covers_one_row()
 
     def _round_projection(self):
         return self._projection

@@ -413,11 +413,14 @@ cdef class OneRound:
             _cosine(self.z, offset, scale)
         return self.features
 
-    def play(self, const double[:, ::1] Z, int64_t label, double w, double eta):
+    def play(self, const double[:, ::1] Z, int64_t label, double w, double eta,
+             double shrink=1.0):
         """Play the round of the row ``Z`` (its features, one row), class index
-        ``label``, weight ``w``, step ``eta``: the counters and the bins as a
-        block of one row leaves them. False, with nothing changed, where the
-        round's scores are not finite (the blocks' path raises the error).
+        ``label``, weight ``w``, step ``eta`` and factor ``shrink`` of the
+        weights before the step (see :func:`hinge_rounds`): the counters and
+        the bins as a block of one row leaves them. False, with nothing
+        changed, where the round's scores are not finite (the blocks' path
+        raises the error).
         """
         cdef Py_ssize_t end
         cdef long long mistakes, updates
@@ -436,7 +439,7 @@ cdef class OneRound:
         self.active = True
         end, mistakes, updates, nonfinite = _rounds(
             Z, self.cls, self.sw, self.W, self.acc, eta, self.counters[0], self.no_margins,
-            0, 1, None, 0, -1, self.P, self.joint, 1.0, self.s, self.q, self.bins,
+            0, 1, None, 0, -1, self.P, self.joint, shrink, self.s, self.q, self.bins,
             &self.counts[0, 0], &self.sums[0, 0], &self.totals[0], self.kept,
         )
         if nonfinite:

@@ -55,6 +55,9 @@ def _counting_blocks(cls, monkeypatch):
         (FourierOnlineClassifier, {}),
         (NystroemOnlineClassifier, {"multi_class": "ovr"}),
         (NystroemOnlineClassifier, {"multi_class": "crammer_singer"}),
+        # The penalty's factor of the weights before each step, on the same round.
+        (NystroemOnlineClassifier, {"multi_class": "ovr", "alpha": 0.01}),
+        (NystroemOnlineClassifier, {"multi_class": "crammer_singer", "alpha": 0.01}),
     ],
 )
 @pytest.mark.parametrize("n_classes", [2, 3])
