@@ -99,8 +99,9 @@ class _FitFeatures:
 
     ``index``: the identifiers of the call's rows (``_stream_index``), in
     increasing order; a row is found by its identifier, whatever the order
-    of the epoch. ``width``: the features of a row. The cache is an array
-    of ``n_rows x width`` floats, allocated when it is first read, held
+    of the epoch. ``width``: the most features of a row. The cache is an
+    array of ``n_rows x width`` floats at most, allocated when it is first
+    written (as many columns as ``compute`` gives), held
     within scikit-learn's ``working_memory``: the rows of the call's first
     positions that fit in it are kept, the others computed in every epoch,
     as without the cache.
@@ -113,23 +114,25 @@ class _FitFeatures:
 
     def features(self, X, ids, compute):
         """``compute(X)``, the features of the rows ``X`` of identifiers
-        ``ids``, read from the cache where it holds them."""
-        if self.values is None:
-            self.values = np.empty((self.n_kept, self.width))
+        ``ids``, read from the cache where it holds them (``compute`` gives
+        at most ``width`` features a row, the same number every call)."""
+        if self.known is None:
             self.known = np.zeros(self.n_kept, dtype=bool)
         position = np.searchsorted(self.index, ids)
         kept = position < self.n_kept
         held = np.zeros(len(ids), dtype=bool)
         held[kept] = self.known[position[kept]]
-        if held.all():  # every epoch after the second, unless rows are beyond the cache
+        if self.values is not None and held.all():  # every epoch after the second
             return self.values.take(position, axis=0)
         if held.any():
-            Z = np.empty((len(ids), self.width))
+            Z = np.empty((len(ids), self.values.shape[1]))
             Z[held] = self.values[position[held]]
             missing = np.flatnonzero(~held)
             Z[missing] = compute(X[missing])
         else:
             Z, missing = compute(X), np.arange(len(ids))
+            if self.values is None:
+                self.values = np.empty((self.n_kept, Z.shape[1]))
         new = missing[kept[missing]]
         self.values[position[new]] = Z[new]
         self.known[position[new]] = True

@@ -1,11 +1,13 @@
 """The features that ``fit`` computes once for all its epochs (FOGD and NOGD).
 
 Every epoch of ``fit`` plays the same rows: a row's random features (FOGD),
-or its kernel values with the landmarks once they are fixed (NOGD), are
-computed the first time the row needs them and read again in the later
-epochs, within scikit-learn's ``working_memory``. The rounds must see the
-same numbers as when every epoch computes them: each row's values are the
-same bits whatever the block of rows they are computed in.
+or its features of the Nystroem map once the landmarks are fixed (NOGD),
+are computed the first time the row needs them and read again in the later
+epochs, within scikit-learn's ``working_memory``. FOGD's rounds see the same
+numbers as when every epoch computes them (each row's features are the same
+bits whatever the block of rows they are computed in); NOGD's map features
+come from a BLAS product of a block of rows, whose last bits may depend on
+the block: its rounds are the same, its weights the same to round-off.
 """
 
 import pickle
@@ -119,13 +121,24 @@ def _fogd(**params):
 
 @pytest.mark.parametrize("kernel, sparse", NOGD_SETTINGS)
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_nogd_fit_gives_the_same_bits_with_or_without_its_cache(kernel, sparse, n_classes):
+def test_nogd_fit_learns_the_same_with_or_without_its_cache(kernel, sparse, n_classes):
     X, y = _data(n_classes=n_classes, sparse=sparse)
-    full = _outputs(_fitted(_nogd(kernel), X, y), X)
+    model = _fitted(_nogd(kernel), X, y)
+    full = _outputs(model, X)
     # A switch in the first epoch, and later epochs played after it.
-    assert full["n_iter_"] == 4
+    assert full["n_iter_"] == 4 and model.n_components_ > 0
     for memory in (NO_ROW, SOME_ROWS):
-        _assert_same_bits(full, _outputs(_fitted(_nogd(kernel), X, y, memory), X))
+        other = _fitted(_nogd(kernel), X, y, memory)
+        # The same landmarks and the same rounds: every update, mistake and
+        # round counted alike (a round decided otherwise would move the
+        # weights by a step, about 1e-1 here, not by round-off).
+        assert other.support_.tobytes() == model.support_.tobytes()
+        out = _outputs(other, X)
+        assert out["state_counters"].tobytes() == full["state_counters"].tobytes()
+        assert out["n_mistakes_"] == full["n_mistakes_"]
+        for key in ("dual_coef_", "scores"):
+            scale = np.abs(full[key]).max()
+            np.testing.assert_allclose(out[key], full[key], rtol=0, atol=1e-9 * scale)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -138,8 +151,8 @@ def test_fogd_fit_gives_the_same_bits_with_or_without_its_cache(sparse, n_classe
 
 
 def test_the_cached_values_are_those_of_a_row_alone():
-    # What the cache relies on: a row's values do not depend on the other
-    # rows of its block, for the kernels and inputs whose values it keeps.
+    # What FOGD's cache, and NOGD's stream split into calls, rely on: a row's
+    # values do not depend on the other rows of its block.
     rng = np.random.RandomState(1)
     X, L = rng.randn(40, 5), rng.randn(BUDGET, 5)
     rows = np.array([7, 3, 31, 0, 12])
@@ -180,12 +193,13 @@ def test_nogd_computes_a_row_kernel_values_with_the_landmarks_once_per_fit(spars
             # Every row once: those played after the switch in the first
             # epoch then, the others in the second epoch.
             assert sum(counts) == N_ROWS
-    # Sparse rows of another kernel, or a callable: every epoch.
+    # Sparse rows of another kernel, or a callable: the map's features are
+    # kept whatever the kernel (their bits are the product's of the block).
     for kernel in ["linear"] if sparse else [_pair_rbf]:
         model, counts = _nogd(kernel), []
         _counted(monkeypatch, _nystroem_online, "kernel_values", counts, _after_switch(model))
         _fitted(model, X, y)
-        assert sum(counts) > 3 * N_ROWS
+        assert sum(counts) == N_ROWS
 
 
 @pytest.mark.parametrize("sparse", [False, True])

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.exceptions import DataConversionWarning
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 
 from sklearn_budget import FourierOnlineClassifier, NystroemOnlineClassifier
 
@@ -89,13 +89,17 @@ def _rbf(a, c, gamma):
     return np.exp(-gamma * np.sum((a - c) ** 2))
 
 
-def _nystroem_reference(X, y, classes, budget, k, gamma, eta, joint=False, penalty=0.0):
+def _nystroem_reference(
+    X, y, classes, budget, k, gamma, eta, joint=False, penalty=0.0, epochs=1
+):
     """NOGD: kernel OGD adding each margin error until ``budget`` landmarks,
     then OGD on the rank-``k`` Nystroem map; ``penalty``: the L2 penalty
     ``alpha`` of the second phase, ``w <- (1 - eta alpha) w`` in every round
-    before its hinge step. Returns the landmarks' rows, the final dual coefficients, the
-    mistakes, the closest margin to 1, and the dual coefficients of the
-    average of the hypotheses of the rounds."""
+    before its hinge step; ``epochs``: passes over the rows in their order
+    (the later ones on the map: the landmarks are held by then). Returns the
+    landmarks' rows, the final dual coefficients, the mistakes, the closest
+    margin to 1, and the dual coefficients of the average of the hypotheses
+    of the rounds."""
     Y = _labels(y, classes)
     n_out = Y.shape[0]
     members, alpha, totals, mistakes, closest = [], [], [], 0, np.inf
@@ -125,9 +129,14 @@ def _nystroem_reference(X, y, classes, budget, k, gamma, eta, joint=False, penal
     Z = np.array([[_rbf(a, c, gamma) for c in L] for a in X[i:]]) @ V / np.sqrt(d)
     w0 = alpha @ V * np.sqrt(d)
     w, total, more, close = _ogd_reference(Z, Y[:, i:], eta, w0, joint, penalty)
+    mistakes, closest = mistakes + more, min(closest, close)
+    Z = np.array([[_rbf(a, c, gamma) for c in L] for a in X]) @ V / np.sqrt(d)
+    for _ in range(epochs - 1):
+        w, more_total, more, close = _ogd_reference(Z, Y, eta, w, joint, penalty)
+        total, mistakes, closest = total + more_total, mistakes + more, min(closest, close)
     M = (V / np.sqrt(d)).T
-    averaged = (np.array(totals).T + total @ M) / len(X)
-    return np.array(members), w @ M, mistakes + more, min(closest, close), averaged
+    averaged = (np.array(totals).T + total @ M) / (epochs * len(X))
+    return np.array(members), w @ M, mistakes, closest, averaged
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -192,6 +201,40 @@ def test_nystroem_matches_the_reference(n_classes, multi_class, alpha):
     avg.partial_fit(X, y, classes=np.unique(y))
     np.testing.assert_array_equal(avg.support_, members)
     np.testing.assert_allclose(avg.dual_coef_, averaged, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("multi_class", ["ovr", "crammer_singer"])
+@pytest.mark.parametrize("alpha", [0.0, 0.05])
+def test_nystroem_fit_matches_the_reference(n_classes, multi_class, alpha):
+    # fit plays the second phase on the map's features (not on the
+    # expansion, as partial_fit does): the same rounds, over three epochs.
+    X, y = _data(150, n_classes=n_classes)
+    params = dict(
+        budget=20,
+        n_components=6,
+        gamma=0.5,
+        learning_rate=0.7,
+        alpha=alpha,
+        multi_class=multi_class,
+        max_iter=3,
+        tol=None,
+        shuffle=False,
+    )
+    joint = multi_class == "crammer_singer"
+    classes = np.unique(y)
+    members, dual, mistakes, closest, averaged = _nystroem_reference(
+        X, y, classes, 20, 6, 0.5, 0.7, joint, alpha, epochs=3
+    )
+    assert closest > 1e-8
+    for average, expected in ((False, dual), (True, averaged)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf = NystroemOnlineClassifier(**params, average=average).fit(X, y)
+        assert clf.n_iter_ == 3 and clf.n_components_ == 6
+        np.testing.assert_array_equal(clf.support_, members)
+        np.testing.assert_allclose(clf.dual_coef_, expected, rtol=1e-8, atol=1e-10)
+        assert clf.n_mistakes_ == mistakes
 
 
 def test_crammer_singer_changes_the_rounds_of_more_than_two_classes_only():
