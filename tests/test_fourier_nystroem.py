@@ -89,9 +89,7 @@ def _rbf(a, c, gamma):
     return np.exp(-gamma * np.sum((a - c) ** 2))
 
 
-def _nystroem_reference(
-    X, y, classes, budget, k, gamma, eta, joint=False, penalty=0.0, epochs=1
-):
+def _nystroem_reference(X, y, classes, budget, k, gamma, eta, joint=False, penalty=0.0, epochs=1):
     """NOGD: kernel OGD adding each margin error until ``budget`` landmarks,
     then OGD on the rank-``k`` Nystroem map; ``penalty``: the L2 penalty
     ``alpha`` of the second phase, ``w <- (1 - eta alpha) w`` in every round
