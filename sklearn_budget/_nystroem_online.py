@@ -76,12 +76,15 @@ class _FitMap:
     def __init__(self):
         self.projection = self.M = self.R = None
 
+    def set(self, est, d, V):
+        """The map of the eigenpairs ``d, V`` of the switch of ``est``'s stream."""
+        self.M = np.ascontiguousarray((V / np.sqrt(d)).T)
+        self.R = V * np.sqrt(d)
+        self.projection = est._projection
+
     def get(self, est):
         if self.projection is not est._projection:
-            d, V = est._eigen()
-            self.M = np.ascontiguousarray((V / np.sqrt(d)).T)
-            self.R = V * np.sqrt(d)
-            self.projection = est._projection
+            self.set(est, *est._eigen())
         return self.M, self.R
 
 
@@ -873,6 +876,9 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         d, V = self._eigen()
         P = (V / d) @ V.T
         self._rank, self._projection = d.size, 0.5 * (P + P.T)
+        fit_map = _FIT_MAP.get(self)
+        if fit_map is not None:
+            fit_map.set(self, d, V)
         candidates = _CANDIDATES.get(self)
         if candidates is not None:
             candidates.switch(self, V, d)

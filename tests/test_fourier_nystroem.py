@@ -729,3 +729,26 @@ def test_auto_alpha_skips_the_penalties_too_large_for_the_step():
     assert np.isnan(est.validation_scores_[3]).all()
     assert not np.isnan(est.validation_scores_[:3, 0]).any()
     assert est.alpha_ < 1e-3
+
+
+def test_fit_finds_the_map_of_an_earlier_switch_again(monkeypatch):
+    # A fit continuing a stream that switched in an earlier call computes the
+    # map again: the same bits as the map of the switch.
+    from sklearn_budget._nystroem_online import _FitMap
+
+    maps = []
+    set_map = _FitMap.set
+
+    def spy(self, est, d, V):
+        set_map(self, est, d, V)
+        maps.append((self.M.copy(), self.R.copy()))
+
+    monkeypatch.setattr(_FitMap, "set", spy)
+    X, y = _data(300)
+    clf = NystroemOnlineClassifier(budget=20, gamma=0.5, alpha=0.0, max_iter=2, warm_start=True)
+    clf.fit(X, y)
+    assert clf.n_components_ == 20 and len(maps) == 1  # switched within the fit
+    clf.fit(X, y)  # the stream goes on: the map is found again
+    assert len(maps) == 2
+    for first, again in zip(*maps):
+        assert first.tobytes() == again.tobytes()
