@@ -442,10 +442,10 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     (``n_samples x n_components_`` floats; the rows beyond it are computed
     in every epoch): a step costs ``O(n_components_)``, where steps on the
     expansion made ``fit`` cost 4.3 and 11.9 times the Nystroem pipeline's
-    on a9a at budgets 1,000 and 2,000 (now 1.4 and 1.6). The rounds are the same, the
-    weights the same to round-off as on the expansion, and ``fit`` is
-    deterministic; it is not the same bits as ``partial_fit`` on the same
-    rows.
+    on a9a at budgets 1,000 and 2,000 (now 1.4 and 1.6). The rounds are
+    the same, the weights the same to round-off as on the expansion, and
+    ``fit`` is deterministic; it is not the same bits as ``partial_fit`` on
+    the same rows.
 
     References
     ----------
