@@ -170,10 +170,13 @@ def test_fourier_features_are_drawn_as_stated():
     assert np.abs(Z @ Z.T - K).max() < 0.1
 
 
+# partial_fit plays the second phase on the expansion, fit on the map's
+# features (three epochs here, in the rows' order): the same rounds.
+@pytest.mark.parametrize("call, epochs", [("partial_fit", 1), ("fit", 3)])
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("multi_class", ["ovr", "crammer_singer"])
 @pytest.mark.parametrize("alpha", [0.0, 0.05])
-def test_nystroem_matches_the_reference(n_classes, multi_class, alpha):
+def test_nystroem_matches_the_reference(call, epochs, n_classes, multi_class, alpha):
     X, y = _data(150, n_classes=n_classes)
     params = dict(
         budget=20,
@@ -183,56 +186,27 @@ def test_nystroem_matches_the_reference(n_classes, multi_class, alpha):
         alpha=alpha,
         multi_class=multi_class,
     )
-    clf = NystroemOnlineClassifier(**params, average=False)
-    clf.partial_fit(X, y, classes=np.unique(y))
+    if call == "fit":
+        params.update(max_iter=epochs, tol=None, shuffle=False)
+    classes = np.unique(y)
     joint = multi_class == "crammer_singer"
     members, dual, mistakes, closest, averaged = _nystroem_reference(
-        X, y, clf.classes_, 20, 6, 0.5, 0.7, joint, alpha
+        X, y, classes, 20, 6, 0.5, 0.7, joint, alpha, epochs
     )
     assert closest > 1e-8
     assert len(members) == 20  # the stream reaches the second phase
-    np.testing.assert_array_equal(clf.support_, members)
-    np.testing.assert_array_equal(clf.support_vectors_, X[members])
-    np.testing.assert_allclose(clf.dual_coef_, dual, rtol=1e-8, atol=1e-10)
-    assert clf.n_mistakes_ == mistakes and clf.n_components_ == 6
-    avg = NystroemOnlineClassifier(**params, average=True)
-    avg.partial_fit(X, y, classes=np.unique(y))
-    np.testing.assert_array_equal(avg.support_, members)
-    np.testing.assert_allclose(avg.dual_coef_, averaged, rtol=1e-8, atol=1e-10)
-
-
-@pytest.mark.parametrize("n_classes", [2, 3])
-@pytest.mark.parametrize("multi_class", ["ovr", "crammer_singer"])
-@pytest.mark.parametrize("alpha", [0.0, 0.05])
-def test_nystroem_fit_matches_the_reference(n_classes, multi_class, alpha):
-    # fit plays the second phase on the map's features (not on the
-    # expansion, as partial_fit does): the same rounds, over three epochs.
-    X, y = _data(150, n_classes=n_classes)
-    params = dict(
-        budget=20,
-        n_components=6,
-        gamma=0.5,
-        learning_rate=0.7,
-        alpha=alpha,
-        multi_class=multi_class,
-        max_iter=3,
-        tol=None,
-        shuffle=False,
-    )
-    joint = multi_class == "crammer_singer"
-    classes = np.unique(y)
-    members, dual, mistakes, closest, averaged = _nystroem_reference(
-        X, y, classes, 20, 6, 0.5, 0.7, joint, alpha, epochs=3
-    )
-    assert closest > 1e-8
     for average, expected in ((False, dual), (True, averaged)):
+        clf = NystroemOnlineClassifier(**params, average=average)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            clf = NystroemOnlineClassifier(**params, average=average).fit(X, y)
-        assert clf.n_iter_ == 3 and clf.n_components_ == 6
+            if call == "fit":
+                clf.fit(X, y)
+            else:
+                clf.partial_fit(X, y, classes=classes)
         np.testing.assert_array_equal(clf.support_, members)
+        np.testing.assert_array_equal(clf.support_vectors_, X[members])
         np.testing.assert_allclose(clf.dual_coef_, expected, rtol=1e-8, atol=1e-10)
-        assert clf.n_mistakes_ == mistakes
+        assert clf.n_mistakes_ == mistakes and clf.n_components_ == 6
 
 
 def test_crammer_singer_changes_the_rounds_of_more_than_two_classes_only():
