@@ -20,6 +20,7 @@ from sklearn.utils._chunking import get_chunk_n_rows
 from threadpoolctl import ThreadpoolController
 
 from ._dense_rows import dense_rbf_exponents, kernel_block, sparse_rbf_exponents
+from ._pool import sparse_gram_products
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
 
@@ -217,9 +218,16 @@ def _sparse_rbf(X, Y, gamma):
     validation of the rows (validated here already) and the transposed copy
     of ``Y``: each costs a millisecond per call for high-dimensional rows,
     more than the kernel values of a block of rows against a small support
-    set.
+    set. The Gram matrix of rows in canonical format (the pool of the
+    average) from half its products (:func:`~sklearn_budget._pool.sparse_gram_products`),
+    the same bits.
     """
-    K = sparse_rbf_exponents(X, Y, gamma, Y is X)
+    if Y is X and X.has_canonical_format:
+        K = sparse_gram_products(X)
+        xx = K.diagonal().copy()  # the squared norms (the products' diagonal)
+        dense_rbf_exponents(K, xx, xx, gamma, True)
+    else:
+        K = sparse_rbf_exponents(X, Y, gamma, Y is X)
     np.exp(K, out=K)
     return K
 

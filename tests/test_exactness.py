@@ -344,6 +344,40 @@ def test_sparse_rbf_gives_the_bits_of_rbf_kernel(same):
             assert np.all(np.diag(got) == 1.0)
 
 
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_sparse_gram_from_half_its_products_gives_the_bits_of_rbf_kernel(index_dtype):
+    # The Gram matrix of canonical CSR rows (the averaged model's pool) sums
+    # the products below the diagonal only and mirrors them: the same bits
+    # as scikit-learn's rbf_kernel and as the rectangular path, on real
+    # values of all magnitudes, whose exponents are not symmetric in their
+    # bits (only the products are), with empty rows and a lone feature.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._dense_rows import sparse_rbf_exponents
+    from sklearn_budget._kernels import Kernel
+    from sklearn_budget._pool import sparse_gram_products
+
+    rng = np.random.RandomState(1)
+    asymmetric = 0
+    for trial in range(12):
+        n, d = rng.randint(1, 120), rng.randint(1, 60)
+        X = sp.random(n, d, density=rng.uniform(0.02, 0.6), format="csr", random_state=rng)
+        X.data = rng.standard_normal(X.nnz) * rng.choice([1e-3, 0.3, 1.0], X.nnz)
+        if trial % 3 == 0:
+            X = sp.vstack([X, sp.csr_matrix((2, d))], format="csr")  # empty rows
+        X.indices, X.indptr = X.indices.astype(index_dtype), X.indptr.astype(index_dtype)
+        assert X.has_canonical_format
+        products = sparse_gram_products(X)
+        assert np.array_equal(products, products.T)
+        got = Kernel("rbf", gamma=0.3)(X, X)
+        assert np.array_equal(got, rbf_kernel(X, X, gamma=0.3))
+        rectangular = sparse_rbf_exponents(X, X, 0.3, True)
+        np.exp(rectangular, out=rectangular)
+        assert np.array_equal(got, rectangular)
+        asymmetric += not np.array_equal(got, got.T)
+    assert asymmetric  # the case that mirroring the values would get wrong
+
+
 @pytest.mark.parametrize("same", [False, True])
 def test_dense_rbf_gives_the_bits_and_warnings_of_rbf_kernel(same):
     # The rbf kernel of dense float64 rows of the averaged model's pool is
