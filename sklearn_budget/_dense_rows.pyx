@@ -165,22 +165,7 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
                     head[k] = e
                     row[e] = j
         else:
-            # A stable counting sort by feature (as scipy's csr_tocsc);
-            # fill[k]: the next free place of feature k.
-            for k in range(d + 1):
-                first[k] = 0
-            for e in range(nnz):
-                first[zi[e] + 1] += 1
-            for k in range(d):
-                first[k + 1] += first[k]
-                fill[k] = first[k]
-            for j in range(m):
-                for e in range(zp[j], zp[j + 1]):
-                    k = zi[e]
-                    p = fill[k]
-                    fill[k] = p + 1
-                    row[p] = j
-                    val[p] = zd[e]
+            csr_by_feature(zd, zi, zp, m, d, first, fill, row, val)
         for i in range(n):
             if lower >= 0:
                 lim = min(m, lower + (i // chunk + 1) * chunk)
@@ -271,6 +256,31 @@ def dense_rbf_exponents(double[:, ::1] K, const double[::1] xx, const double[::1
     with nogil:
         for i in range(K.shape[0]):
             rbf_exponents(&K[i, 0], m, i, xx[i], &zz[0], same, -gamma)
+
+
+cdef void csr_by_feature(const double[::1] data, const Py_ssize_t[::1] indices,
+                         const Py_ssize_t[::1] indptr, Py_ssize_t n_rows, Py_ssize_t d,
+                         Py_ssize_t[::1] first, Py_ssize_t[::1] fill, Py_ssize_t[::1] row,
+                         double[::1] val) noexcept nogil:
+    """The entries of CSR rows grouped by feature, a stable counting sort (as
+    scipy's csr_tocsc): feature ``k``'s at ``first[k]:first[k + 1]``, in
+    increasing row (``row``), with their values (``val``); ``fill``: room
+    for ``d + 1`` places."""
+    cdef Py_ssize_t e, j, k, p
+    for k in range(d + 1):
+        first[k] = 0
+    for e in range(indptr[n_rows]):
+        first[indices[e] + 1] += 1
+    for k in range(d):
+        first[k + 1] += first[k]
+        fill[k] = first[k]
+    for j in range(n_rows):
+        for e in range(indptr[j], indptr[j + 1]):
+            k = indices[e]
+            p = fill[k]
+            fill[k] = p + 1
+            row[p] = j
+            val[p] = data[e]
 
 
 cdef bint load_row(double[:, ::1] out, const double[:, :] X) noexcept:

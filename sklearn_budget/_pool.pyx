@@ -12,6 +12,8 @@ included) makes after its rounds.
 
 from libc.math cimport isfinite, sqrt
 
+from ._dense_rows cimport csr_by_feature
+
 import numpy as np
 
 
@@ -236,7 +238,7 @@ def sparse_gram_products(X):
     cdef const Py_ssize_t[::1] xi = np.asarray(X.indices, dtype=np.intp)
     cdef const Py_ssize_t[::1] xp = np.asarray(X.indptr, dtype=np.intp)
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], nnz = xi.shape[0]
-    cdef Py_ssize_t i, j, e, f, k, p, t, u
+    cdef Py_ssize_t i, j, f, k, p, t, u
     cdef double a
     out = np.zeros((n, n))
     cdef double[:, ::1] K = out
@@ -247,18 +249,7 @@ def sparse_gram_products(X):
     cdef Py_ssize_t[::1] row = np.empty(nnz, dtype=np.intp)
     cdef double[::1] val = np.empty(nnz)
     with nogil:
-        for e in range(nnz):
-            first[xi[e] + 1] += 1
-        for k in range(d):
-            first[k + 1] += first[k]
-            fill[k] = first[k]
-        for j in range(n):
-            for e in range(xp[j], xp[j + 1]):
-                k = xi[e]
-                p = fill[k]
-                fill[k] = p + 1
-                row[p] = j
-                val[p] = xd[e]
+        csr_by_feature(xd, xi, xp, n, d, first, fill, row, val)
         for i in range(n):
             for f in range(xp[i], xp[i + 1]):
                 a = xd[f]
