@@ -112,8 +112,9 @@ class _Candidates:
         self.updates = [0] * len(alphas)
         self.weights = self.sums = self.features = None
 
-    def switch(self, est, V, d):
-        """At the switch: each penalty's weights of the map, from the expansion."""
+    def switch(self, est, V, d, M):
+        """At the switch: each penalty's weights of the map, from the expansion
+        (``M``: the map of the fit's stream, :class:`_FitMap`)."""
         state = est._state
         t = int(state["counters"][0])
         # w = diag(d)^1/2 V^T alpha; the average's sums of the Nystroem phase
@@ -121,7 +122,7 @@ class _Candidates:
         w = (state["alpha"] @ V) * np.sqrt(d)
         self.weights = [w.copy() for _ in self.alphas]
         self.sums = [t * w for _ in self.alphas] if est.average else None
-        self.map = (V / np.sqrt(d)).T  # M: rank x budget
+        self.map = M  # rank x budget
         self.values = est._landmark_values(self.X)
         self.features = _FitFeatures(np.arange(self.n_rows), d.size)
         # The epoch's updates so far, those of the landmarks' phase, are every penalty's.
@@ -129,7 +130,7 @@ class _Candidates:
 
     def play(self, est, X, ids, cls, sw):
         """The rounds of the rows ``X`` for every live penalty."""
-        Z = self.features.features(X, ids, lambda rows: est._landmark_values(rows) @ self.map.T)
+        Z = self.features.features(X, ids, lambda rows: est._map_features(rows, self.map))
         Z = np.ascontiguousarray(Z)
         state = est._state
         t0, stepped = int(state["counters"][0]), 0
@@ -793,7 +794,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         on the expansion.
         """
         M, R = fit_map.get(self)
-        Z = self._fit_features(X, ids, lambda rows: self._landmark_values(rows) @ M.T)
+        Z = self._fit_features(X, ids, lambda rows: self._map_features(rows, M))
         state = self._state
         w = state["w"] @ R
         acc = None if state.get("acc") is None else state["acc"] @ R
@@ -880,8 +881,8 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         if fit_map is not None:
             fit_map.set(self, d, V)
         candidates = _CANDIDATES.get(self)
-        if candidates is not None:
-            candidates.switch(self, V, d)
+        if candidates is not None:  # played by a fit: its map is at hand
+            candidates.switch(self, V, d, fit_map.M)
         state = self._state
         t = int(state["counters"][0])
         # The weights w = diag(d)^1/2 V^T alpha of the map, as the expansion
@@ -902,6 +903,10 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     def _landmark_values(self, X):
         """``k(X, landmarks)``, C-contiguous float64."""
         return np.ascontiguousarray(self._kernel_values(X, self._landmarks), dtype=np.float64)
+
+    def _map_features(self, X, M):
+        """The features ``z(x) = M k(landmarks, x)`` of the rows ``X`` (BLAS)."""
+        return self._landmark_values(X) @ M.T
 
     # ------------------------------------------------------------------
     # The fitted model
