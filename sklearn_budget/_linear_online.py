@@ -87,6 +87,12 @@ class _BinUndo:
             self.transaction.on_undo(undo)
 
 
+def rows_in_working_memory(n_rows, width):
+    """How many of ``n_rows`` rows of ``width`` floats scikit-learn's
+    ``working_memory`` holds."""
+    return min(n_rows, int(get_config()["working_memory"] * 2**20) // (8 * width))
+
+
 class _FitFeatures:
     """The features of the rows of one ``fit`` call, computed once for its epochs.
 
@@ -109,7 +115,7 @@ class _FitFeatures:
 
     def __init__(self, index, width):
         self.index, self.width = index, width
-        self.n_kept = min(len(index), int(get_config()["working_memory"] * 2**20) // (8 * width))
+        self.n_kept = rows_in_working_memory(len(index), width)
         self.values = self.known = None
 
     def features(self, X, ids, compute):

@@ -32,6 +32,7 @@ from ._linear_online import (
     _FeatureOnlineClassifier,
     _FitFeatures,
     finite_hinge_rounds,
+    rows_in_working_memory,
 )
 from ._rounds import _rows
 from ._stream import _predicted_index
@@ -62,6 +63,59 @@ _CANDIDATES = WeakCache()
 
 # The Nystroem map of the ``fit`` call under way (_FitMap), for its call only.
 _FIT_MAP = WeakCache()
+
+# The kernel values of the ``fit`` call's rows with the landmarks gathered so
+# far (_LandmarkValues), for its landmarks' phase only.
+_LANDMARK_VALUES = WeakCache()
+
+
+class _LandmarkValues:
+    """The kernel values of the rows of one ``fit`` call with the landmarks,
+    kept for the epochs of its landmarks' phase.
+
+    Until ``budget`` landmarks are held, every epoch plays kernel OGD, whose
+    round needs the row's kernel values with every landmark so far: on a
+    stream that never fills the budget (few hinge losses: well separated
+    classes, a large budget), each epoch would compute them all again. The
+    landmarks only grow during the phase, so a row's values with the first
+    ``count`` landmarks stay what they were: they are kept here, and a later
+    epoch computes only those with the landmarks that joined since. Only
+    where a kernel value is the same bits whatever the other rows it is
+    computed with (:meth:`NystroemOnlineClassifier._values_per_pair`), so
+    that the rounds see the same numbers.
+
+    ``index``: the identifiers of the call's rows, in increasing order. The
+    values are an array of ``n_rows x budget`` floats at most, allocated
+    when first written, held within scikit-learn's ``working_memory`` as
+    :class:`~sklearn_budget._linear_online._FitFeatures` is: the rows past
+    it are computed in every epoch, as without the cache.
+    """
+
+    def __init__(self, index, budget):
+        self.index, self.budget = index, budget
+        self.n_kept = rows_in_working_memory(len(index), budget)
+        self.count = np.zeros(self.n_kept, dtype=np.intp)
+        self.values = None
+
+    def find(self, ids):
+        """The positions of the rows ``ids`` in the cache (-1: not kept), the
+        rows among them whose values are kept, and how many landmarks all of
+        those have their values with (0: none kept)."""
+        position = np.searchsorted(self.index, ids)
+        position[position >= self.n_kept] = -1
+        rows = np.flatnonzero(position >= 0)
+        rows = rows[self.count[position[rows]] > 0]
+        held = int(self.count[position[rows]].min()) if rows.size else 0
+        return position, rows, held
+
+    def keep(self, position, values):
+        """Keep ``values``, those of the rows at ``position`` with the first
+        ``values.shape[1]`` landmarks."""
+        kept = position >= 0
+        if self.values is None:
+            self.values = np.empty((self.n_kept, self.budget))
+        self.values[position[kept], : values.shape[1]] = values[kept]
+        self.count[position[kept]] = values.shape[1]
 
 
 class _FitMap:
@@ -743,9 +797,15 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             # rows with each other are computed for rounds that may never be
             # played (the budget fills), whose cost grows with the chunk's
             # square. The rounds, and each value, are the same in any chunks.
-            n = X.shape[0]
+            n, kept = X.shape[0], _LANDMARK_VALUES.get(self)
             while start < n and len(self._landmark_ids) < self.budget:
-                stop = min(n, start + max(_GATHER_CHUNK, self.budget - len(self._landmark_ids)))
+                chunk = max(_GATHER_CHUNK, self.budget - len(self._landmark_ids))
+                if kept is not None and kept.find(index[start : start + 1])[2]:
+                    # A later epoch: its rows rarely join, and their values
+                    # with the landmarks are kept; those with each other are
+                    # mostly never read.
+                    chunk = _GATHER_CHUNK
+                stop = min(n, start + chunk)
                 start += self._gather_landmarks(
                     X[start:stop], cls[start:stop], sw[start:stop], index[start:stop], calibrate
                 )
@@ -806,10 +866,13 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     def _play_epochs(self, X, y, w, index, rng, warm):
         # Only fit plays the Nystroem phase on the map's features (_play_on_map).
         _FIT_MAP[self] = _FitMap()
+        if self._projection is None and self.max_iter > 1 and self._values_per_pair(X):
+            _LANDMARK_VALUES[self] = _LandmarkValues(index, self.budget)
         try:
             return super()._play_epochs(X, y, w, index, rng, warm)
         finally:
             _FIT_MAP.pop(self)
+            _LANDMARK_VALUES.pop(self)
 
     def _gather_landmarks(self, X, cls, sw, index, calibrate):
         """Kernel OGD on the rows of a chunk until ``budget`` landmarks are held.
@@ -821,7 +884,20 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         row after the last one played.
         """
         m, n = len(self._landmark_ids), X.shape[0]
-        K = self._kernel_values(X, _stack(self._landmarks, X))
+        kept = _LANDMARK_VALUES.get(self)
+        cached, rows, held = (None, None, 0) if kept is None else kept.find(index)
+        if held:
+            # Of the rows whose values are kept, only those with the
+            # landmarks that joined since their last epoch are computed
+            # (_LandmarkValues); the other rows' values, all.
+            K = np.empty((n, m + n))
+            fresh = np.setdiff1d(np.arange(n), rows, assume_unique=True)
+            if fresh.size:
+                K[fresh] = self._kernel_values(_rows(X, fresh), _stack(self._landmarks, X))
+            K[rows, :held] = kept.values[cached[rows], :held]
+            K[rows, held:] = self._kernel_values(_rows(X, rows), _stack(self._landmarks[held:], X))
+        else:
+            K = self._kernel_values(X, _stack(self._landmarks, X))
         columns = m + np.arange(n, dtype=np.int64)
         known = np.flatnonzero(np.isin(index, self._landmark_ids))
         if known.size:
@@ -855,6 +931,8 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         if new.size:
             self._landmarks = _stack(self._landmarks, X[new])
             self._landmark_ids = np.concatenate([self._landmark_ids, index[new]])
+        if kept is not None and len(self._landmark_ids) < self.budget:
+            kept.keep(cached, K[:, np.concatenate([np.arange(m), m + new])])
         return end
 
     @single_blas_thread()  # the same map for any thread count
@@ -874,6 +952,8 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     @single_blas_thread()  # the same map for any thread count
     def _switch(self):
         """The Nystroem map of the landmarks, and the expansion carried into its weights."""
+        # The landmarks' phase is over: its kernel values are not read again.
+        _LANDMARK_VALUES.pop(self)
         d, V = self._eigen()
         P = (V / d) @ V.T
         self._rank, self._projection = d.size, 0.5 * (P + P.T)
@@ -894,6 +974,13 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             # the sums of the next phase start from t w (see _ogd).
             state["avg_dual"] = t * state["alpha"] - state["alpha_acc"]
             state["acc"] = t * state["w"]
+
+    def _values_per_pair(self, X):
+        """Whether the kernel value of two rows is the same bits whatever the
+        other rows it is computed with: the package's compiled formulas of
+        dense rows, and the sparse rbf values (a sum of products per pair of
+        rows, over the first row's entries in order, then elementwise steps)."""
+        return self._kernel_code is not None and (not sp.issparse(X) or self.kernel == "rbf")
 
     def _kernel_values(self, X, Z):
         """``k(X, Z)``: for dense rows of a named kernel, by the compiled

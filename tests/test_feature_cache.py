@@ -108,8 +108,9 @@ NOGD_SETTINGS = [
 def _nogd(kernel, **params):
     # One stream per fit: the penalty given rather than chosen on held-out rows.
     params.setdefault("alpha", 0.0)
+    params.setdefault("budget", BUDGET)
     return NystroemOnlineClassifier(
-        budget=BUDGET, kernel=kernel, gamma=0.3, tol=None, max_iter=4, random_state=0, **params
+        kernel=kernel, gamma=0.3, tol=None, max_iter=4, random_state=0, **params
     )
 
 
@@ -163,10 +164,16 @@ def test_the_cached_values_are_those_of_a_row_alone():
         for r in rows:
             alone = kernel_values(kernel, code, A[r : r + 1], B)
             assert alone.tobytes() == block[r : r + 1].tobytes(), name
+        # NOGD's landmarks' phase keeps a row's values with the first
+        # landmarks and computes those with the later ones (_LandmarkValues).
+        later = np.ascontiguousarray(block[:, 7:])
+        assert kernel_values(kernel, code, A, B[7:]).tobytes() == later.tobytes(), name
     Xs, Ls = sp.csr_matrix(np.where(np.abs(X) < 0.6, 0, X)), sp.csr_matrix(L)
     rbf = Kernel("rbf", gamma=0.3)
     block = kernel_values(rbf, None, Xs, Ls)
     assert block[rows].tobytes() == kernel_values(rbf, None, Xs[rows], Ls).tobytes()
+    later = np.ascontiguousarray(block[:, 7:])
+    assert kernel_values(rbf, None, Xs, Ls[7:]).tobytes() == later.tobytes()
     W, b = rng.randn(5, BUDGET), rng.uniform(0, 2 * np.pi, BUDGET)
     for A in (X, Xs):
         block = _fourier.fourier_features(A, W, b)
@@ -200,6 +207,65 @@ def test_nogd_computes_a_row_kernel_values_with_the_landmarks_once_per_fit(spars
         _counted(monkeypatch, _nystroem_online, "kernel_values", counts, _after_switch(model))
         _fitted(model, X, y)
         assert sum(counts) == N_ROWS
+
+
+# A callable (not cached either) plays every pair in Python: too slow here.
+@pytest.mark.parametrize("kernel, sparse", [s for s in NOGD_SETTINGS if not callable(s[0])])
+def test_nogd_landmarks_phase_computes_a_row_values_with_a_landmark_once(
+    kernel, sparse, monkeypatch
+):
+    # A budget that the stream never fills: every epoch plays kernel OGD.
+    X, y = _data(sparse=sparse)
+    cached = kernel in ("rbf", "laplacian", "poly") and (kernel == "rbf" or not sparse)
+    original = _nystroem_online.kernel_values
+    gather = NystroemOnlineClassifier._gather_landmarks
+    rounds = NystroemOnlineClassifier._hinge_rounds
+    computed, chunks, checked = [], [], []
+
+    def counted(kernel, code, A, Z):
+        # The values computed: rows times columns (the landmarks, then the
+        # rows of the chunk, which may join).
+        computed.append(A.shape[0] * Z.shape[0])
+        return original(kernel, code, A, Z)
+
+    def chunk(self, A, *args):
+        chunks.append((A, _nystroem_online._stack(self._landmarks, A)))
+        return gather(self, A, *args)
+
+    def the_same_values(self, K, *args, **kwargs):
+        # The rounds of a chunk see every value as computed in one block.
+        A, Z = chunks.pop()
+        assert K.tobytes() == original(self._kernel, self._kernel_code, A, Z).tobytes()
+        checked.append(A.shape[0])
+        return rounds(self, K, *args, **kwargs)
+
+    monkeypatch.setattr(_nystroem_online, "kernel_values", counted)
+    monkeypatch.setattr(NystroemOnlineClassifier, "_gather_landmarks", chunk)
+    monkeypatch.setattr(NystroemOnlineClassifier, "_hinge_rounds", the_same_values)
+    total = {}
+    # Room for the values of 100 rows with every landmark.
+    some_rows = 100 * 8 * N_ROWS / 2**20
+    for memory in (None, some_rows, NO_ROW):
+        model = _nogd(kernel, budget=N_ROWS)
+        del computed[:], checked[:]
+        _fitted(model, X, y, memory)
+        assert model.n_iter_ == 4 and model.n_components_ == 0
+        assert sum(checked) == 4 * N_ROWS
+        total[memory] = sum(computed)
+        outputs = _outputs(model, X)
+        if memory is None:
+            full = outputs
+            assert len(model.support_) > 40
+        else:
+            _assert_same_bits(full, outputs)
+    if cached:
+        # Without the cache every epoch computes a row's values with every
+        # landmark; with it, a later epoch computes those with the landmarks
+        # that joined since, and those with the rows of chunks of 64.
+        assert total[None] < 0.6 * total[NO_ROW]
+        assert total[None] < total[some_rows] < total[NO_ROW]
+    else:
+        assert total[None] == total[some_rows] == total[NO_ROW]
 
 
 @pytest.mark.parametrize("sparse", [False, True])
