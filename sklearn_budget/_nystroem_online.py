@@ -500,7 +500,13 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     on a9a at budgets 1,000 and 2,000 (now 1.4 and 1.6). The rounds are
     the same, the weights the same to round-off as on the expansion, and
     ``fit`` is deterministic; it is not the same bits as ``partial_fit`` on
-    the same rows.
+    the same rows. Before the switch, ``fit`` keeps each row's kernel values
+    with the landmarks for its epochs too (``n_samples x budget`` floats at
+    most, within the same memory; for the named kernels, and sparse input
+    with the rbf kernel): a later epoch computes only those with the
+    landmarks that joined since, the same values, which halves the fit where
+    the landmarks never fill the budget (USPS, digit 0 against the rest, at
+    ``budget=500``).
 
     References
     ----------
