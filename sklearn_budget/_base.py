@@ -411,16 +411,16 @@ class BaseKernelOnlineClassifier(
     # ------------------------------------------------------------------
     # The stream (see _stream._OnlineStreamMixin)
     # ------------------------------------------------------------------
-    def _play(self, X, y, w, index, on_block=None, calibrate=True):
-        """Play the rounds ``(X[i], y[i])`` in order (:func:`._rounds.play_rounds`).
+    def _play(self, X, y, w, index, on_block=None, calibrate=True, order=None):
+        """Play the rounds ``(X[order[i]], y[i])`` in order (:func:`._rounds.play_rounds`).
 
         ``y`` holds the class indices, ``w`` the sample weights (all
         positive) and ``index`` the identifier stored in ``support_`` for
-        each row.
+        each round; ``order``: the rows of ``X`` played (None: all, in order).
         """
         if type(self)._block_start is not BaseKernelOnlineClassifier._block_start:
             self._before_change("_rng")  # the rule's own draws, if any
-        play_rounds(self, X, y, w, index, on_block, calibrate, _FORCE_PATH)
+        play_rounds(self, X, y, w, index, on_block, calibrate, _FORCE_PATH, order)
 
     def _play_epochs(self, X, y, w, index, rng, warm):
         # The later epochs rescale the margins of this fit only (budgeted

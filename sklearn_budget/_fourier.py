@@ -295,9 +295,9 @@ class FourierOnlineClassifier(_FeatureOnlineClassifier):
     def _features(self, X):
         return fourier_features(X, self.random_weights_, self.random_offset_)
 
-    def _play_block(self, X, cls, sw, index, calibrate):
+    def _play_block(self, X, rows, cls, sw, index, calibrate):
         # A row's features are the same bits in any block (fourier_features).
-        Z = self._fit_features(X, index, self._features)
+        Z = self._fit_features(X, rows, index, self._features)
         self._hinge_rounds(Z, cls, sw, calibrate, self._state["w"], self._state.get("acc"))
 
     def _publish(self):

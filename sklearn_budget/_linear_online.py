@@ -27,6 +27,7 @@ from ._calibration import MARGIN_BINS, fit_scale, log_probabilities, new_bins, r
 from ._ogd import OneRound, hinge_rounds
 from ._one_row import event_row
 from ._one_row_fast import same_entries
+from ._rounds import _blocks, _rows, _select
 from ._stream import _OnlineStreamMixin, _parameter_values, _predicted_index
 from ._transaction import Transaction, WeakCache, published
 from ._validation import _label_kinds_agree, _lean_labels, _lean_rows
@@ -118,10 +119,12 @@ class _FitFeatures:
         self.n_kept = rows_in_working_memory(len(index), width)
         self.values = self.known = None
 
-    def features(self, X, ids, compute):
-        """``compute(X)``, the features of the rows ``X`` of identifiers
-        ``ids``, read from the cache where it holds them (``compute`` gives
-        at most ``width`` features a row, the same number every call)."""
+    def features(self, X, rows, ids, compute):
+        """``compute(X[rows])``, the features of the rows ``rows`` of ``X``
+        (see ``_rounds._select``), of identifiers ``ids``, read from the
+        cache where it holds them, and only the others' rows gathered
+        (``compute`` gives at most ``width`` features a row, the same
+        number every call)."""
         if self.known is None:
             self.known = np.zeros(self.n_kept, dtype=bool)
         position = np.searchsorted(self.index, ids)
@@ -134,9 +137,9 @@ class _FitFeatures:
             Z = np.empty((len(ids), self.values.shape[1]))
             Z[held] = self.values[position[held]]
             missing = np.flatnonzero(~held)
-            Z[missing] = compute(X[missing])
+            Z[missing] = compute(_rows(X, _select(rows, missing)))
         else:
-            Z, missing = compute(X), np.arange(len(ids))
+            Z, missing = compute(_rows(X, rows)), np.arange(len(ids))
             if self.values is None:
                 self.values = np.empty((self.n_kept, Z.shape[1]))
         new = missing[kept[missing]]
@@ -194,8 +197,9 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
     """Hinge-loss online gradient descent on features of a fixed size.
 
     Subclasses define ``_reset(X, from_partial_fit)`` (a new stream, its
-    state from :meth:`_new_state`), ``_play_block(X, cls, sw, index,
-    calibrate)`` (a block of rounds, through :meth:`_hinge_rounds`),
+    state from :meth:`_new_state`), ``_play_block(X, rows, cls, sw, index,
+    calibrate)`` (a block of rounds, on the rows ``rows`` of ``X``, see
+    ``_rounds._select``, through :meth:`_hinge_rounds`),
     ``_publish()`` (the fitted attributes) and ``_scores(X)``.
     """
 
@@ -240,15 +244,15 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             state["acc"] = np.zeros(shape)
         return state
 
-    def _play(self, X, y, w, index=None, on_block=None, calibrate=True):
-        """Play the rounds ``(X[i], y[i])`` in order, by blocks of rows."""
+    def _play(self, X, y, w, index=None, on_block=None, calibrate=True, order=None):
+        """Play the rounds ``(X[order[i]], y[i])`` in order, by blocks of rows
+        (``order``: None for every row of ``X``, in order)."""
         if calibrate:
             self._before_change("cal_")
-        for start in range(0, X.shape[0], _BLOCK_SIZE):
-            sl = slice(start, start + _BLOCK_SIZE)
+        for sl, rows in _blocks(order, y.shape[0], _BLOCK_SIZE):
             ids = None if index is None else index[sl]
             self._play_block(
-                X[sl], np.ascontiguousarray(y[sl], dtype=np.int64), w[sl], ids, calibrate
+                X, rows, np.ascontiguousarray(y[sl], dtype=np.int64), w[sl], ids, calibrate
             )
             if on_block is not None:
                 on_block()
@@ -269,18 +273,20 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         finally:
             _FIT_FEATURES.pop(self)
 
-    def _fit_features(self, X, ids, compute):
-        """``compute(X)``: the features of the rows ``X`` of identifiers ``ids``
-        (None: not to be kept), read from the features kept by the ``fit``
-        call under way where it holds them (see :class:`_FitFeatures`).
+    def _fit_features(self, X, rows, ids, compute):
+        """``compute(X[rows])``: the features of the rows ``rows`` of ``X``
+        (see ``_rounds._select``), of identifiers ``ids`` (None: not to be
+        kept), read from the features kept by the ``fit`` call under way
+        where it holds them (see :class:`_FitFeatures`): the rows of
+        features read are not gathered.
 
         ``compute`` must give a row the same bits whatever the other rows of
         ``X``: a row's features are computed in one block and read in others.
         """
         cache = _FIT_FEATURES.get(self)
         if cache is None or ids is None:
-            return compute(X)
-        return cache.features(X, ids, compute)
+            return compute(_rows(X, rows))
+        return cache.features(X, rows, ids, compute)
 
     def _partial_fit_one_row(self, X, y, classes):
         """A one-row ``partial_fit`` call without the plumbing of blocks.
@@ -420,7 +426,7 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
             # The row changes one bin of the margins: its undo keeps that
             # bin's values rather than a copy of every bin.
             cls, sw = np.array([label], dtype=np.int64), np.array([w], dtype=np.float64)
-            self._play_block(X, cls, sw, index, _BinUndo(self._state, transaction))
+            self._play_block(X, slice(0, 1), cls, sw, index, _BinUndo(self._state, transaction))
             self.n_iter_ = 1
             self._end_of_call(1)
 

@@ -34,7 +34,7 @@ from ._linear_online import (
     finite_hinge_rounds,
     rows_in_working_memory,
 )
-from ._rounds import _rows
+from ._rounds import _rows, _select
 from ._stream import _predicted_index
 from ._transaction import WeakCache
 from ._validation import _validate_fit_input
@@ -182,9 +182,10 @@ class _Candidates:
         # The epoch's updates so far, those of the landmarks' phase, are every penalty's.
         self.updates = [int(state["counters"][2])] * len(self.alphas)
 
-    def play(self, est, X, ids, cls, sw):
-        """The rounds of the rows ``X`` for every live penalty."""
-        Z = self.features.features(X, ids, lambda rows: est._map_features(rows, self.map))
+    def play(self, est, X, rows, ids, cls, sw):
+        """The rounds of the rows ``rows`` of ``X`` (see ``_rounds._select``)
+        for every live penalty."""
+        Z = self.features.features(X, rows, ids, lambda Xr: est._map_features(Xr, self.map))
         Z = np.ascontiguousarray(Z)
         state = est._state
         t0, stepped = int(state["counters"][0]), 0
@@ -787,9 +788,13 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
     # ------------------------------------------------------------------
     # The rounds
     # ------------------------------------------------------------------
-    def _play_block(self, X, cls, sw, index, calibrate):
-        start = 0
+    def _play_block(self, X, rows, cls, sw, index, calibrate):
+        start, n = 0, cls.shape[0]
         if self._projection is None:
+            # The rows are gathered only here: the rounds on the map read
+            # the features of rows that fit keeps (_fit_features).
+            X = _rows(X, rows)
+            rows = slice(0, n)
             # A landmark whose squared norm overflows would be learnt (the
             # rounds' kernel values are computed by differences) and then
             # make every score NaN (scores expand ||x - z||^2): refused first.
@@ -805,7 +810,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             # rows with each other are computed for rounds that may never be
             # played (the budget fills), whose cost grows with the chunk's
             # square. The rounds, and each value, are the same in any chunks.
-            n, kept = X.shape[0], _LANDMARK_VALUES.get(self)
+            kept = _LANDMARK_VALUES.get(self)
             while start < n and len(self._landmark_ids) < self.budget:
                 chunk = max(_GATHER_CHUNK, self.budget - len(self._landmark_ids))
                 if kept is not None and kept.find(index[start : start + 1])[2]:
@@ -819,15 +824,16 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
                 )
             if len(self._landmark_ids) == self.budget:
                 self._switch()
-        if self._projection is not None and start < X.shape[0]:
+        if self._projection is not None and start < n:
+            rest = _select(rows, slice(start, n))
             candidates = _CANDIDATES.get(self)
             if candidates is not None:
-                candidates.play(self, X[start:], index[start:], cls[start:], sw[start:])
+                candidates.play(self, X, rest, index[start:], cls[start:], sw[start:])
                 return
             fit_map = _FIT_MAP.get(self)
             if fit_map is not None:
                 ids = None if index is None else index[start:]
-                self._play_on_map(X[start:], cls[start:], sw[start:], ids, calibrate, fit_map)
+                self._play_on_map(X, rest, cls[start:], sw[start:], ids, calibrate, fit_map)
                 return
             # partial_fit: the linear rounds on the weights w of the map
             # z = M k(L, x), M = diag(d)^-1/2 V^T, played on the expansion
@@ -835,7 +841,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             # moves beta along P k(L, x) with P = M^T M, paid on updates
             # only; each row's values are computed alone (the same bits in
             # any split of the stream).
-            K = self._landmark_values(X[start:])
+            K = self._landmark_values(_rows(X, rest))
             state = self._state
             self._hinge_rounds(
                 K,
@@ -848,8 +854,9 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
             )
 
     @single_blas_thread()  # the same features and weights for any thread count
-    def _play_on_map(self, X, cls, sw, ids, calibrate, fit_map):
-        """``fit``'s rounds of the Nystroem phase, on the features of the map.
+    def _play_on_map(self, X, rows, cls, sw, ids, calibrate, fit_map):
+        """``fit``'s rounds of the Nystroem phase, on the features of the map
+        (of the rows ``rows`` of ``X``, see ``_rounds._select``).
 
         The same rounds as on the expansion, to round-off: the weights
         ``w = beta R`` of the map take the steps along ``z(x) = M k(L, x)``
@@ -862,7 +869,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         on the expansion.
         """
         M, R = fit_map.get(self)
-        Z = self._fit_features(X, ids, lambda rows: self._map_features(rows, M))
+        Z = self._fit_features(X, rows, ids, lambda Xr: self._map_features(Xr, M))
         state = self._state
         w = state["w"] @ R
         acc = None if state.get("acc") is None else state["acc"] @ R

@@ -135,6 +135,40 @@ def _rows(X, rows):
     )
 
 
+def _blocks(order, n_rounds, size):
+    """The blocks of ``size`` rounds of a call: ``(positions, rows)`` each,
+    ``positions`` the slice of its rounds (of ``y``, ``w``, ``index``, in the
+    order played) and ``rows`` its rows of ``X`` (see :func:`_select`;
+    ``order``: the rows of the rounds, None for all of ``X`` in order).
+
+    Every call of the rounds walks its rows so: ``fit`` plays each epoch
+    through its order of row indices, and a block gathers its own rows (the
+    same values as a copy of the shuffled rows, at the memory of a block).
+    """
+    for start in range(0, n_rounds, size):
+        positions = slice(start, min(start + size, n_rounds))
+        yield positions, positions if order is None else _select(order, positions)
+
+
+def _select(rows, which):
+    """``rows[which]``, for ``rows`` a slice of positive step (with its stop)
+    or an array of row indices, ``which`` a slice or an array of positions.
+
+    How the rounds name their rows of ``X`` without gathering them: an epoch
+    of ``fit`` plays the rows of its order (an index array, or a slice
+    where it does not shuffle), a block of rounds ``_select(order,
+    slice(start, stop))`` of them, read by ``_rows(X, ...)`` only where a
+    block needs them (see ``_OnlineStreamMixin._play``). A slice of a slice
+    stays a slice, so that dense rows in their order are read as a view.
+    """
+    if not isinstance(rows, slice):
+        return rows[which]
+    if not isinstance(which, slice):
+        return np.arange(rows.start, rows.stop, rows.step or 1)[which]
+    within = range(rows.start, rows.stop, rows.step or 1)[which]
+    return slice(within.start, within.stop, within.step)
+
+
 def _stack_rows(A, X, rows):
     """``_vstack(A, _rows(X, rows))``: the rows of ``A`` followed by rows
     ``rows`` (an array of row indices) of ``X``.
@@ -233,11 +267,13 @@ def _uses_direct_path(est, n_members, n_rows, n_features, force):
 
 
 @single_blas_thread()
-def play_rounds(est, X, y, w, index, on_block, calibrate, force):
-    """Play the rounds ``(X[i], y[i])`` of the kernel estimator ``est`` in order.
+def play_rounds(est, X, y, w, index, on_block, calibrate, force, order=None):
+    """Play the rounds ``(X[order[i]], y[i])`` of the kernel estimator ``est`` in order.
 
-    ``y`` holds the class indices, ``w`` the sample weights (all positive)
-    and ``index`` the identifier stored in ``support_`` for each row.
+    ``order``: the rows of ``X`` played (an array of row indices or a slice,
+    see :func:`_blocks`; None: every row, in order). ``y`` holds the class
+    indices, ``w`` the sample weights (all positive) and ``index`` the
+    identifier stored in ``support_`` for each round, in the order played.
     ``on_block``, if given, is called after each block, with the counters
     stored (progress output). ``calibrate``: whether the rows are seen for
     the first time, so that their margins, out of sample, feed the
@@ -280,12 +316,8 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force):
     # The blocks' kernel buffers, allocated once per call (sparse rbf rows)
     # at its first block that computes kernel values.
     scratch = None
-    start = 0
-    while start < X.shape[0]:
-        stop = min(start + _BLOCK_SIZE, X.shape[0])
-        sl = slice(start, stop)
-        start = stop
-        Xb = est._as_stream_format(_rows(X, sl))
+    for sl, rows in _blocks(order, y.shape[0], _BLOCK_SIZE):
+        Xb = est._as_stream_format(_rows(X, rows))
         b, n = Xb.shape[0], est._n
         moved = est._ensure_capacity(n + b)
         moved = est._prepare_block(b) or moved

@@ -9,8 +9,10 @@ plumbing; an estimator keeps its arrays in ``_state`` (a dict, with the
 ``counters`` of the stream) and states its algorithm through a few hooks:
 
 - ``_reset(X, from_partial_fit)``: start a new stream (``classes_`` is set);
-- ``_play(X, y, w, index, on_block, calibrate)``: play rows as rounds, with
-  ``y`` the class indices and ``w`` the positive sample weights;
+- ``_play(X, y, w, index, on_block, calibrate, order)``: play rows as
+  rounds, with ``y`` the class indices and ``w`` the positive sample
+  weights, and ``order`` the rows of ``X`` played (None: all, in order),
+  each block of rounds gathering its own (``_rounds._blocks``);
 - ``_end_of_call(n_rows)``: the fitted attributes after a call;
 - ``_counter_index``: where the state's ``counters`` keep the rounds, the
   mistakes and the updates of the current epoch;
@@ -37,7 +39,7 @@ from sklearn.utils.multiclass import unique_labels
 from ._deprecation import renamed_value, user_stacklevel
 from ._docstrings import _fit_doc
 from ._progress import _Progress
-from ._rounds import _rows
+from ._rounds import _rows, _select
 from ._transaction import Transaction, WeakCache, before_change
 from ._validation import (
     _check_rows,
@@ -107,16 +109,17 @@ class _SecondHalf:
         if self._then is not None:
             self._then()
 
-    def count(self, mistakes, X, y):
-        """The second half's ``(online mistakes, rows, start, class indices,
+    def count(self, mistakes, X, order, y):
+        """The second half's ``(online mistakes, X, rows, class indices,
         snapshot)`` (``mistakes``: the counter at the end of the epoch; ``X``,
-        ``y``: the rows of the epoch and their classes, in the order played;
-        the half is ``X[start:]``, left unsliced: only an average scores some
-        of its rows), or None if it has fewer than ``_MIN_SECOND_HALF`` rows."""
+        ``order``, ``y``: the rows, the epoch's order of them (see
+        ``_rounds._select``) and the classes in that order; the half is
+        ``X[rows]``, not gathered: only an average scores some of its rows),
+        or None if it has fewer than ``_MIN_SECOND_HALF`` rows."""
         if self._start is None or self._n - self._start[0] < _MIN_SECOND_HALF:
             return None
-        start = self._start[0]
-        return mistakes - self._start[1], X, start, y[start:], self._snapshot
+        half = slice(self._start[0], self._n)
+        return mistakes - self._start[1], X, _select(order, half), y[half], self._snapshot
 
 
 def _predicted_index(scores):
@@ -402,6 +405,8 @@ class _OnlineStreamMixin:
             counters = self._state["counters"]
             counters[updates] = 0
             mistakes_before = int(counters[mistakes])
+            # The rows are played through their order, each block gathering
+            # its own (_rounds._blocks, C-contiguous): no copy of X an epoch.
             order = rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
             progress = None
             if verbose:
@@ -410,7 +415,7 @@ class _OnlineStreamMixin:
                 origin = (int(counters[rounds]), mistakes_before)
                 progress = _Progress(self, self.verbose_interval, origin, clock, X.shape[0])
             within = progress if verbose >= 2 else None
-            rows = (_rows(X, order), y[order], w[order], None if index is None else index[order])
+            rounds_of = (y[order], w[order], None if index is None else index[order])
             if epoch == 0:
                 # Only the first epoch's margins are out of sample. Its
                 # second half, each row predicted by a model that learnt the
@@ -419,9 +424,10 @@ class _OnlineStreamMixin:
                 # on new rows (the majority-class check): counted from the
                 # end of the first block past the middle.
                 within = half = _SecondHalf(self, X.shape[0], within)
-            self._play(*rows, on_block=within, calibrate=epoch == 0)
+            self._play(X, *rounds_of, on_block=within, calibrate=epoch == 0, order=order)
             if epoch == 0:
-                second_half = half.count(int(self._state["counters"][mistakes]), *rows[:2])
+                end = int(self._state["counters"][mistakes])
+                second_half = half.count(end, X, order, rounds_of[0])
             self.n_iter_ += 1
             if progress is not None:
                 progress.end()
@@ -477,8 +483,8 @@ class _OnlineStreamMixin:
             stacklevel=user_stacklevel(),
         )
 
-    def _second_half_reasons(self, online, X, start, y_half, snapshot):
-        """Why the second half ``X[start:]`` of the first epoch says the model may
+    def _second_half_reasons(self, online, X, rows, y_half, snapshot):
+        """Why the second half ``X[rows]`` of the first epoch says the model may
         be no better than the majority class (see :meth:`_warn_if_majority_does_as_well`)."""
         z = _MAJORITY_Z
         if not self.get_params().get("average", False):
@@ -489,9 +495,9 @@ class _OnlineStreamMixin:
             )
         elif snapshot is not None:
             step = -(-y_half.shape[0] // _MAJORITY_HALF_ROWS)
-            # Only the rows scored are gathered (a slice of CSR rows costs a
-            # copy of the whole half).
-            X_half, y_half = _rows(X, slice(start, None, step)), y_half[::step]
+            # Only the rows scored are gathered.
+            every = slice(None, None, step)
+            X_half, y_half = _rows(X, _select(rows, every)), y_half[every]
             try:
                 scores = snapshot(X_half)
             except ValueError:  # scores that overflow: the fitted check tells

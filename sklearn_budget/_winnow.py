@@ -17,6 +17,7 @@ from ._calibration import fit_scale, log_probabilities, new_bins, record_margins
 from ._deprecation import DEPRECATED, DEPRECATED_CONSTRAINT, renamed_value
 from ._docstrings import _MAX_ITER_DOC, _STOPPING_DOC, _fit_doc
 from ._kernels import single_blas_thread
+from ._rounds import _blocks, _rows
 from ._stream import _OnlineStreamMixin
 from ._transaction import published
 
@@ -722,11 +723,12 @@ NOTES
     # ------------------------------------------------------------------
     # Playing the stream
     # ------------------------------------------------------------------
-    def _play(self, X, y, w, index=None, on_block=None, calibrate=True):
-        """Play the rounds ``(X[i], y[i])`` in order.
+    def _play(self, X, y, w, index=None, on_block=None, calibrate=True, order=None):
+        """Play the rounds ``(X[order[i]], y[i])`` in order.
 
         ``y`` holds class indices and ``w`` the sample weights (all positive);
-        ``index`` is not used (Winnow keeps no rows). ``on_block``, if given,
+        ``index`` is not used (Winnow keeps no rows); ``order``: the rows of
+        ``X`` played (None: all, in order). ``on_block``, if given,
         is called after each block (progress output). ``calibrate``: whether
         the rows are seen for the first time, so that their margins, out of
         sample, feed the probabilities.
@@ -738,11 +740,10 @@ NOTES
             Y = (2.0 * y - 1.0)[None, :]
         else:
             Y = np.where(y == np.arange(n_rows)[:, None], 1.0, -1.0)
-        for start in range(0, X.shape[0], _BLOCK_SIZE):
-            sl = slice(start, start + _BLOCK_SIZE)
+        for sl, rows in _blocks(order, y.shape[0], _BLOCK_SIZE):
             # Overflow only comes with non-finite log-weights, reported below.
             with np.errstate(over="ignore", invalid="ignore"):
-                self._play_block(X[sl], Y[:, sl], y[sl], w[sl], calibrate)
+                self._play_block(_rows(X, rows), Y[:, sl], y[sl], w[sl], calibrate)
             if not np.isfinite(self._state["theta"]).all():
                 raise ValueError(_overflow_message("Non-finite log-weights"))
             if on_block is not None:

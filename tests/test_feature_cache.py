@@ -329,12 +329,12 @@ def test_a_fit_interrupted_in_a_later_epoch_changes_nothing(make, warm_start, mo
     blocks = []
     original = type(model)._play_block
 
-    def interrupted(self, X, *args):
+    def interrupted(self, X, rows, cls, *args):
         # The third epoch: rows of the cache are read by then.
-        blocks.append(X.shape[0])
+        blocks.append(cls.shape[0])
         if sum(blocks) > 2 * N_ROWS:
             raise KeyboardInterrupt
-        return original(self, X, *args)
+        return original(self, X, rows, cls, *args)
 
     monkeypatch.setattr(type(model), "_play_block", interrupted)
     with pytest.raises(KeyboardInterrupt):

@@ -41,9 +41,9 @@ def _counting_blocks(cls, monkeypatch):
     rows = []
     original = cls._play_block
 
-    def play_block(self, X, *args):
-        rows.append(X.shape[0])
-        return original(self, X, *args)
+    def play_block(self, X, block, cls, *args):
+        rows.append(cls.shape[0])
+        return original(self, X, block, cls, *args)
 
     monkeypatch.setattr(cls, "_play_block", play_block)
     return rows
