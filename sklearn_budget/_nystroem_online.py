@@ -809,11 +809,11 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         if acc is not None:
             state["acc"][...] = acc @ M
 
-    def _play_epochs(self, X, y, w, index, rng, warm):
+    def _play_epochs(self, X, rows, y, w, index, rng, warm):
         # Only fit plays the Nystroem phase on the map's features (_play_on_map).
         _FIT_MAP[self] = _FitMap()
         try:
-            return super()._play_epochs(X, y, w, index, rng, warm)
+            return super()._play_epochs(X, rows, y, w, index, rng, warm)
         finally:
             _FIT_MAP.pop(self)
 
