@@ -422,11 +422,11 @@ class BaseKernelOnlineClassifier(
             self._before_change("_rng")  # the rule's own draws, if any
         play_rounds(self, X, y, w, index, on_block, calibrate, _FORCE_PATH, order)
 
-    def _play_epochs(self, X, y, w, index, rng, warm):
+    def _play_epochs(self, X, rows, y, w, index, rng, warm):
         # The later epochs rescale the margins of this fit only (budgeted
         # SGD): those of the earlier calls of the stream wait aside.
         earlier = self._set_aside_bins(warm)
-        second_half = super()._play_epochs(X, y, w, index, rng, warm)
+        second_half = super()._play_epochs(X, rows, y, w, index, rng, warm)
         self._add_back_bins(earlier)
         return second_half
 

@@ -261,15 +261,15 @@ class _FeatureOnlineClassifier(_OnlineStreamMixin, ClassifierMixin, BaseEstimato
         # The rows' positions in the call: what _FitFeatures knows them by.
         return np.arange(n_rows)
 
-    def _play_epochs(self, X, y, w, index, rng, warm):
+    def _play_epochs(self, X, rows, y, w, index, rng, warm):
         # Only fit plays rows more than once: its features are kept for its
         # epochs, and dropped with the call, however it ends.
         cache = _FitFeatures(index, self.budget) if self.max_iter > 1 else None
         if cache is None or cache.n_kept == 0:
-            return super()._play_epochs(X, y, w, index, rng, warm)
+            return super()._play_epochs(X, rows, y, w, index, rng, warm)
         _FIT_FEATURES[self] = cache
         try:
-            return super()._play_epochs(X, y, w, index, rng, warm)
+            return super()._play_epochs(X, rows, y, w, index, rng, warm)
         finally:
             _FIT_FEATURES.pop(self)
 

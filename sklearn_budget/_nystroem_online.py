@@ -878,13 +878,13 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         if acc is not None:
             state["acc"][...] = acc @ M
 
-    def _play_epochs(self, X, y, w, index, rng, warm):
+    def _play_epochs(self, X, rows, y, w, index, rng, warm):
         # Only fit plays the Nystroem phase on the map's features (_play_on_map).
         _FIT_MAP[self] = _FitMap()
         if self._projection is None and self.max_iter > 1 and self._values_per_pair(X):
             _LANDMARK_VALUES[self] = _LandmarkValues(index, self.budget)
         try:
-            return super()._play_epochs(X, y, w, index, rng, warm)
+            return super()._play_epochs(X, rows, y, w, index, rng, warm)
         finally:
             _FIT_MAP.pop(self)
             _LANDMARK_VALUES.pop(self)

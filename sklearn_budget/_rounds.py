@@ -155,11 +155,12 @@ def _select(rows, which):
     or an array of row indices, ``which`` a slice or an array of positions.
 
     How the rounds name their rows of ``X`` without gathering them: an epoch
-    of ``fit`` plays the rows of its order (an index array, or a slice
-    where it does not shuffle), a block of rounds ``_select(order,
-    slice(start, stop))`` of them, read by ``_rows(X, ...)`` only where a
-    block needs them (see ``_OnlineStreamMixin._play``). A slice of a slice
-    stays a slice, so that dense rows in their order are read as a view.
+    of ``fit`` plays the rows of its order (an index array; a call of
+    ``partial_fit`` all its rows, a slice), a block of rounds
+    ``_select(order, slice(start, stop))`` of them, read by ``_rows(X, ...)``
+    only where the block needs them (see :func:`_blocks`). A slice of a
+    slice stays a slice, so that dense rows in their order are read as a
+    view.
     """
     if not isinstance(rows, slice):
         return rows[which]

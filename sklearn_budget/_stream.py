@@ -307,12 +307,17 @@ class _OnlineStreamMixin:
         """Step multiplier of each class of ``classes`` (None: all one)."""
         return _class_weights(self.class_weight, classes, y)
 
-    def _keep_weighted(self, X, y, w, index):
-        """Rows of zero weight are dropped from the stream (never played)."""
+    def _keep_weighted(self, y, w, index):
+        """Rows of zero weight are dropped from the stream (never played).
+
+        Returns the rows of ``X`` played (a slice of all of them, or their
+        indices, see ``_rounds._select``: the rows are not copied) and
+        their ``y``, ``w`` and ``index``.
+        """
         if np.all(w > 0):
-            return X, y, w, index
+            return slice(0, w.shape[0]), y, w, index
         keep = np.flatnonzero(w > 0)
-        return X[keep], y[keep], w[keep], None if index is None else index[keep]
+        return keep, y[keep], w[keep], None if index is None else index[keep]
 
     # ------------------------------------------------------------------
     # fit
@@ -379,21 +384,24 @@ class _OnlineStreamMixin:
         # Rows are numbered after those of earlier calls of the stream (a
         # fit that starts the stream numbers them as rows of X).
         n_rows = X.shape[0]
-        X, y_enc, w, index = self._keep_weighted(X, y_enc, w, self._stream_index(n_rows))
-        second_half = self._play_epochs(X, y_enc, w, index, rng, warm)
+        rows, y_enc, w, index = self._keep_weighted(y_enc, w, self._stream_index(n_rows))
+        second_half = self._play_epochs(X, rows, y_enc, w, index, rng, warm)
         self._end_of_call(n_rows)
-        self._warn_if_majority_does_as_well(second_half, X, y_enc, w)
+        self._warn_if_majority_does_as_well(second_half, X, rows, y_enc, w)
         return self
 
-    def _play_epochs(self, X, y, w, index, rng, warm):
-        """Play up to ``max_iter`` epochs over the rows, in an order drawn from ``rng``.
+    def _play_epochs(self, X, rows, y, w, index, rng, warm):
+        """Play up to ``max_iter`` epochs over the rows ``rows`` of ``X`` (see
+        ``_rounds._select``), in an order drawn from ``rng``.
 
-        ``warm``: whether the epochs go on with an earlier stream. Returns what
+        ``y``, ``w``, ``index``: those of the rows. ``warm``: whether the
+        epochs go on with an earlier stream. Returns what
         the majority-class check needs of the second half of the first epoch
         (see :meth:`_SecondHalf.count`).
         """
         rounds, mistakes, updates = self._counter_index
         verbose, clock = self.verbose, perf_counter()
+        n = y.shape[0]
         # The stopping rule of SGDClassifier, on the online mistake rate of
         # each epoch instead of its loss.
         max_iter, tol = self._epoch_limits()
@@ -407,15 +415,16 @@ class _OnlineStreamMixin:
             mistakes_before = int(counters[mistakes])
             # The rows are played through their order, each block gathering
             # its own (_rounds._blocks, C-contiguous): no copy of X an epoch.
-            order = rng.permutation(X.shape[0]) if self.shuffle else np.arange(X.shape[0])
+            turn = rng.permutation(n) if self.shuffle else np.arange(n)
+            order = _select(rows, turn)
             progress = None
             if verbose:
                 # Lines count the rounds of the epoch.
                 print(f"-- Epoch {epoch + 1}", flush=True)
                 origin = (int(counters[rounds]), mistakes_before)
-                progress = _Progress(self, self.verbose_interval, origin, clock, X.shape[0])
+                progress = _Progress(self, self.verbose_interval, origin, clock, n)
             within = progress if verbose >= 2 else None
-            rounds_of = (y[order], w[order], None if index is None else index[order])
+            rounds_of = (y[turn], w[turn], None if index is None else index[turn])
             if epoch == 0:
                 # Only the first epoch's margins are out of sample. Its
                 # second half, each row predicted by a model that learnt the
@@ -423,7 +432,7 @@ class _OnlineStreamMixin:
                 # the average of those of the first half), estimates the error
                 # on new rows (the majority-class check): counted from the
                 # end of the first block past the middle.
-                within = half = _SecondHalf(self, X.shape[0], within)
+                within = half = _SecondHalf(self, n, within)
             self._play(X, *rounds_of, on_block=within, calibrate=epoch == 0, order=order)
             if epoch == 0:
                 end = int(self._state["counters"][mistakes])
@@ -441,7 +450,7 @@ class _OnlineStreamMixin:
                 stop, converged = "an epoch without updates", True
                 break
             if tol is not None:
-                rate = epoch_mistakes / X.shape[0]
+                rate = epoch_mistakes / n
                 no_improvement = no_improvement + 1 if rate > best_rate - tol else 0
                 best_rate = min(best_rate, rate)
                 if no_improvement >= self.n_iter_no_change:
@@ -522,14 +531,15 @@ class _OnlineStreamMixin:
             f"{n_others} of always predicting the most frequent class"
         ]
 
-    def _warn_if_majority_does_as_well(self, second_half, X, y, w):
+    def _warn_if_majority_does_as_well(self, second_half, X, rows, y, w):
         """``ConvergenceWarning`` of a fitted model that does no better than
         always predicting the most frequent class.
 
         ``second_half``: what :meth:`_SecondHalf.count` returns (None if the
         second half of the first epoch is too short to tell, see
-        ``_MIN_SECOND_HALF``); ``X``, ``y``, ``w``: the rows played, their
-        class indices and weights. The majority class misses the rows of the
+        ``_MIN_SECOND_HALF``); ``X``, ``rows``, ``y``, ``w``: the rows played
+        (``X[rows]``, see ``_rounds._select``), their class indices and
+        weights. The majority class misses the rows of the
         other classes; a model no better than it misses about as many, give
         or take the noise of a binomial count, so a count of mistakes is "not
         significantly fewer" unless it is below by ``_MAJORITY_Z`` of its
@@ -560,7 +570,7 @@ class _OnlineStreamMixin:
         with warnings.catch_warnings():
             # Validation has taken the feature names off the rows.
             warnings.filterwarnings("ignore", "X does not have valid feature names")
-            fitted = self.predict(_rows(X, slice(0, n, step)))
+            fitted = self.predict(_rows(X, _select(rows, slice(0, n, step))))
             fitted_mistakes = int(np.sum(fitted != self.classes_[ys]))
         reasons = []
         if second_half is not None:
@@ -681,7 +691,8 @@ class _OnlineStreamMixin:
         index = self._stream_index(X.shape[0])
         # Lines count the rounds of the whole stream.
         progress = _Progress(self, self.verbose_interval) if self.verbose else None
-        self._play(*self._keep_weighted(X, y_enc, w, index), on_block=progress)
+        rows, y_enc, w, index = self._keep_weighted(y_enc, w, index)
+        self._play(X, y_enc, w, index, on_block=progress, order=rows)
         self.n_iter_ = 1
         self._end_of_call(X.shape[0])
         return self

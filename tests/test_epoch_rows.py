@@ -44,14 +44,20 @@ ESTIMATORS = [
 ]
 
 
-@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda est: type(est).__name__)
-def test_fit_allocates_no_copy_of_the_rows(est):
+@pytest.mark.parametrize(
+    "est, zeros",
+    [pytest.param(est, False, id=type(est).__name__) for est in ESTIMATORS]
+    + [pytest.param(ESTIMATORS[1], True, id="FourierOnlineClassifier-zero-weights")],
+)
+def test_fit_allocates_no_copy_of_the_rows(est, zeros):
     X, y = _data()
+    # Rows of weight zero are not played: nor are the others copied.
+    w = np.where(np.arange(N_ROWS) % 10 == 0, 0.0, 1.0) if zeros else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a fit's convergence says nothing here
         tracemalloc.start()
         try:
-            est.fit(X, y)
+            est.fit(X, y, sample_weight=w)
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
