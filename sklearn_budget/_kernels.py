@@ -14,13 +14,14 @@ from contextlib import ContextDecorator
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import dsyrk
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils import gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from threadpoolctl import ThreadpoolController
 
 from ._dense_rows import dense_rbf_exponents, kernel_block, sparse_rbf_exponents
-from ._pool import sparse_gram_products
+from ._pool import sparse_gram_products, symmetric_rbf_gram
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
 
@@ -497,6 +498,38 @@ def finite_pool_kernel(kernel, X, Z):
     if _dense_rbf_pair(kernel, X, Z) and kernel.gamma >= 0:
         return _dense_rbf(X, Z, kernel.gamma)
     return None
+
+
+def symmetric_pool_gram(kernel, X):
+    """The rbf Gram matrix of the rows ``X`` (a pool of the averaged model),
+    symmetric by construction, or None.
+
+    The products of dense float64 rows by BLAS's ``syrk`` (one triangle:
+    half the products of ``X @ X.T``), of CSR rows in canonical format by
+    :func:`~sklearn_budget._pool.sparse_gram_products`, then the exponents
+    and values of one triangle, mirrored
+    (:func:`~sklearn_budget._pool.symmetric_rbf_gram`): rbf_kernel's
+    values up to the rounding of their products and exponents. None for
+    another kernel or other rows, ``gamma < 0``, or rows whose steps might
+    not stay finite (``4 max ||x||^2 (1 + gamma) >= 1e300``): the caller's
+    path then computes and checks the values. Values in ``[0, 1]``.
+    """
+    if kernel.kernel != "rbf" or not kernel.gamma >= 0:
+        return None
+    if _is_dense64(X):
+        # syrk's upper triangle of X X^T in Fortran order: the lower one of
+        # its C-ordered transpose, without a copy of X (X.T is Fortran).
+        K = dsyrk(1.0, X.T, trans=1, lower=0).T
+    elif _is_csr64(X) and X.has_canonical_format and X.shape[1]:
+        K = sparse_gram_products(X)
+    else:
+        return None
+    with np.errstate(all="ignore"):
+        bound = 4.0 * K.diagonal().max(initial=0.0) * (1.0 + kernel.gamma)
+    if not bound < 1e300:
+        return None
+    symmetric_rbf_gram(K, kernel.gamma)
+    return K
 
 
 def kernel_values(kernel, kernel_code, X, Z):
