@@ -268,43 +268,68 @@ cdef void mirror_lower(double[:, ::1] K) noexcept nogil:
                     K[j, i] = K[i, j]
 
 
-def symmetric_rbf_gram(double[:, ::1] K, double gamma):
-    """The products ``K[i, j] = x_i . x_j`` of a pool's rows (``j <= i``
-    read; the diagonal: the squared norms) made, in place, their rbf Gram
-    matrix, symmetric by construction.
+def symmetric_rbf_gram(double[:, ::1] K, double gamma, X=None):
+    """The rbf Gram matrix of a pool's rows, in place in ``K``, symmetric by
+    construction.
 
-    The exponent of ``j <= i`` is scikit-learn's, in its order,
-    ``(-2 x_i.x_j + ||x_i||^2) + ||x_j||^2``, negatives set to zero, 0 on
-    the diagonal, times ``-gamma``; the value at ``j > i`` is that at ``(j,
-    i)``: half the exponents and half the ``exp`` of the whole matrix (whose
-    two triangles differ by the rounding of the order of the two norms),
-    most of the time of the Gram matrix of a pool of low dimension. The
-    exponents are packed row after row at the front of ``K``'s own memory
-    (row ``i`` at ``i (i + 1) / 2``, which trails its read at ``i n``:
-    every product is read before its place is written; no second matrix),
-    numpy's vectorized ``exp`` runs over them in one call, and each row
-    goes back to its place, last row first (its place is after every
-    packed row before it), then is mirrored.
+    From the products ``K[i, j] = x_i . x_j`` (``j <= i`` read; the
+    diagonal: the squared norms), the exponent of ``j <= i`` is
+    scikit-learn's, in its order, ``(-2 x_i.x_j + ||x_i||^2) + ||x_j||^2``,
+    negatives set to zero, 0 on the diagonal, times ``-gamma``. Given the
+    dense rows ``X`` instead (``K``'s values not read), it is that of the
+    direct path's kernel (``dense_kernel``), ``-gamma sum_a (x_ia -
+    x_ja)^2`` summed in feature order: for rows of a few features, where a
+    BLAS product is mostly overhead. The value at ``j > i`` is that at
+    ``(j, i)``: half the exponents and half the ``exp`` of the whole matrix
+    (whose two triangles differ by the rounding of the order of the two
+    norms), most of the time of the Gram matrix of a pool of low
+    dimension. The exponents are packed row after row at the front of
+    ``K``'s own memory (row ``i`` at ``i (i + 1) / 2``, which trails its
+    read at ``i n``: every product is read before its place is written; no
+    second matrix), numpy's vectorized ``exp`` runs over them in one call,
+    and each row goes back to its place, last row first (its place is after
+    every packed row before it), then is mirrored.
     """
-    cdef Py_ssize_t n = K.shape[0], i, j, off
-    cdef double g = -gamma, v
+    cdef Py_ssize_t n = K.shape[0], i, j, a, off, d = 0
+    cdef double g = -gamma, v, c
     cdef double* P
+    cdef const double[:, ::1] XT
     if K.shape[1] != n:
         raise ValueError(f"K has shape ({n}, {K.shape[1]}), not a square matrix.")
+    if X is not None:
+        # Feature after feature: each loop below runs along the rows.
+        XT = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)
+        d = XT.shape[0]
+        if XT.shape[1] != n or d == 0:
+            raise ValueError(f"X has shape {np.shape(X)}, not ({n}, n_features > 0).")
     if n == 0:
         return
     cdef double[::1] xx = np.empty(n)
     P = &K[0, 0]
     with nogil:
-        for i in range(n):  # the norms, before any packed row covers them
-            xx[i] = P[i * n + i]
-        for i in range(n):
-            off = i * (i + 1) // 2
-            for j in range(i):
-                v = (-2.0 * P[i * n + j] + xx[i]) + xx[j]
-                # NaN and -0.0 kept, as numpy's maximum keeps them.
-                P[off + j] = (0.0 if v < 0.0 else v) * g
-            P[off + i] = 0.0 * g
+        if d:
+            for i in range(n):
+                off = i * (i + 1) // 2
+                for j in range(i):
+                    P[off + j] = 0.0
+                for a in range(d):
+                    c = XT[a, i]
+                    for j in range(i):
+                        v = c - XT[a, j]
+                        P[off + j] += v * v
+                for j in range(i):
+                    P[off + j] *= g
+                P[off + i] = 0.0 * g
+        else:
+            for i in range(n):  # the norms, before any packed row covers them
+                xx[i] = P[i * n + i]
+            for i in range(n):
+                off = i * (i + 1) // 2
+                for j in range(i):
+                    v = (-2.0 * P[i * n + j] + xx[i]) + xx[j]
+                    # NaN and -0.0 kept, as numpy's maximum keeps them.
+                    P[off + j] = (0.0 if v < 0.0 else v) * g
+                P[off + i] = 0.0 * g
     packed = np.asarray(K).reshape(-1)[: n * (n + 1) // 2]
     np.exp(packed, out=packed)
     with nogil:

@@ -9,6 +9,7 @@ estimator's ``average=True`` model: the same support vectors and
 coefficients.
 """
 
+import itertools
 import pickle
 import warnings
 
@@ -521,12 +522,24 @@ def test_symmetric_rbf_gram_is_one_triangle_mirrored():
         assert np.array_equal(K, K.T)
         # One exp of the same exponent, possibly by another of numpy's loops.
         np.testing.assert_array_max_ulp(K, expected, maxulp=1)
+        # From the rows: the squared differences summed in feature order.
+        squares = np.zeros((n, n))
+        for a in range(X.shape[1]):
+            squares += (X[:, None, a] - X[None, :, a]) ** 2
+        expected = np.exp(np.tril(squares * -gamma))
+        expected = np.tril(expected) + np.tril(expected, -1).T
+        K = np.full((n, n), np.nan)  # never read
+        symmetric_rbf_gram(K, gamma, X)
+        assert np.array_equal(K, K.T)
+        np.testing.assert_array_max_ulp(K, expected, maxulp=1)
     with pytest.raises(ValueError, match="square"):
         symmetric_rbf_gram(np.zeros((2, 3)), 0.4)
+    with pytest.raises(ValueError, match="shape"):
+        symmetric_rbf_gram(np.zeros((2, 2)), 0.4, np.zeros((3, 2)))
 
 
 def test_symmetric_pool_gram_is_the_rbf_kernel_up_to_rounding():
-    # Dense rows (products by syrk) and CSR rows: symmetric, rbf_kernel's
+    # Dense rows (from differences or products by syrk) and CSR rows: symmetric, rbf_kernel's
     # values within the rounding of the products and the exponents (a few
     # ulps of ||x||^2 + ||z||^2 per unit of exponent), None where the
     # caller's checked path applies.
@@ -535,9 +548,11 @@ def test_symmetric_pool_gram_is_the_rbf_kernel_up_to_rounding():
     from sklearn_budget._kernels import symmetric_pool_gram
 
     rng = np.random.RandomState(6)
-    X = rng.randn(60, 5) * 3.0
-    norms = (X**2).sum(axis=1)
-    for gamma in (0.0, 0.05, 2.0):
+    # Dense rows of 5 features (from differences), of 12 (BLAS products).
+    for X, gamma in itertools.product(
+        (rng.randn(60, 5) * 3.0, rng.randn(60, 12)), (0.0, 0.05, 2.0)
+    ):
+        norms = (X**2).sum(axis=1)
         expected = rbf_kernel(X, X, gamma=gamma)
         bound = 64 * np.finfo(float).eps * gamma * (norms[:, None] + norms[None, :])
         for rows in (X, sp.csr_matrix(X)):
@@ -545,6 +560,7 @@ def test_symmetric_pool_gram_is_the_rbf_kernel_up_to_rounding():
             assert K.flags.c_contiguous and np.array_equal(K, K.T)
             assert np.all(np.abs(K - expected) <= bound * np.maximum(K, expected))
             assert np.all(np.diag(K) == 1.0)
+    X = rng.randn(60, 5)
     assert symmetric_pool_gram(Kernel("rbf", gamma=-0.3), X) is None
     assert symmetric_pool_gram(Kernel("rbf", gamma=0.3), 1e160 * X) is None
     assert symmetric_pool_gram(Kernel("laplacian", gamma=0.3), X) is None
