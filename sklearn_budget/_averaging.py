@@ -83,11 +83,11 @@ OMP_MAX_BUDGET = 128
 # Matching pursuit chooses among this many times the budget members of the
 # pool, those of largest function ||acc_j|| sqrt(k(x_j, x_j)) (the members
 # kept by earlier compressions among them), not among all 5 budget: the
-# pursuit's O(pool budget^2) is most of a compression's time at a budget of
-# 100 in low dimension. Measured (bounded average of Forgetron, a9a,
-# USPS-10, Banana, Waveform, budget 100, three shuffles): within 0.1 point
-# of the pursuit among all members on average, 0.45 at most on one shuffle
-# (doc/decisions.rst, "Averaging within the budget").
+# pursuit's O(pool budget^2) was, with the Gram matrix, most of a
+# compression's time at a budget of 100 in low dimension. Measured (bounded
+# average of Forgetron at budget 100, a9a, USPS-10, Banana, Waveform, three
+# shuffles): no loss of test accuracy above 0.1 point, USPS-10 0.2 point
+# better on average (doc/decisions.rst, "Averaging within the budget").
 OMP_CANDIDATES = 2
 # The ridge of the refit and the smallest residual that matching pursuit
 # keeps, relative to the largest k(x, x) of the pool (the ridge of the fit
