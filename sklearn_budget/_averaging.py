@@ -17,16 +17,18 @@ decision "Averaging within the budget" of ``doc/decisions.rst``):
   filled it, it is compressed to ``budget`` members in one step
   (:func:`compress`): a subset ``S`` is chosen, by kernel orthogonal
   matching pursuit (:func:`~sklearn_budget._pool.omp_select`) up to a
-  budget of 128 and by the size of each member's function
-  ``||acc_j|| sqrt(k(x_j, x_j))`` above, and the coefficients on ``S`` are
-  refitted to the whole pool by ridge least squares. Up to a budget of 128
-  they fit the pool's function at the pool's own rows,
-  ``c_S = (A^T A + mu I)^{-1} A^T K acc`` with ``A = K_{pool,S}`` and
-  ``mu = 1e-8 n max k(x, x)^2`` (``n`` rows): those rows are where the
-  stream made its updates, near the decision boundary, where the
-  function's values decide the predictions, and the pool's Gram matrix
-  ``K`` is at hand, as matching pursuit needs it. Above, where only the
-  ``budget x pool`` block is computed, they are the best approximation of
+  budget of 128, among the ``2 budget`` members of largest function
+  ``||acc_j|| sqrt(k(x_j, x_j))``, and by that size alone above, and the
+  coefficients on ``S`` are refitted to the whole pool by ridge least
+  squares. Up to a budget of 128 they fit the pool's function at the
+  pool's own rows, ``c_S = (A^T A + mu I)^{-1} A^T K acc`` with ``A =
+  K_{pool,S}`` and ``mu = 1e-8 n max k(x, x)^2`` (``n`` rows): those rows
+  are where the stream made its updates, near the decision boundary, where
+  the function's values decide the predictions, and the pool's Gram matrix
+  ``K`` is at hand, as matching pursuit needs it (for the rbf kernel,
+  symmetric by construction: the exponents and values of one triangle,
+  mirrored, :func:`~sklearn_budget._kernels.symmetric_pool_gram`). Above,
+  where only the ``budget x pool`` block is computed, they are the best approximation of
   the pool's function on the span of ``S`` in the kernel's space,
   ``c_S = (K_SS + lam I)^{-1} K_{S,pool} acc`` (``lam = 1e-8 max k(x, x)``),
   which at such budgets predicts within 0.1 point of the fit at the rows
@@ -36,10 +38,12 @@ decision "Averaging within the budget" of ``doc/decisions.rst``):
   sums brought to the current round, compressed in the same way to at
   most ``budget`` members.
 
-Each flush costs one kernel block of ``budget x 5 budget`` values (computed
-in bands of rows above a budget of 128, so that its memory is
-``O(budget^2)``) and one Cholesky factor of ``budget x budget``, once per
-``4 budget`` members that leave: ``O(budget d)`` per removal, against
+Each flush costs, above a budget of 128, one kernel block of ``budget x 5
+budget`` values (computed in bands of rows, so that its memory is
+``O(budget^2)``) and one Cholesky factor of ``budget x budget``; up to 128,
+the pool's Gram matrix (one triangle of it for the rbf kernel), matching
+pursuit among ``2 budget`` candidates and the factor: once per ``4 budget``
+members that leave, ``O(budget d + budget^2)`` per removal, against
 ``O(budget d)`` per round for the last hypothesis itself. The flushes
 happen at fixed counts of the members that left, which the stream alone
 determines, so the model is the same for any split of the stream into
@@ -60,9 +64,10 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import dsyrk
 from scipy.linalg.lapack import dpotrf, dpotrs
 
-from ._kernels import finite_pool_kernel, kernel_values, single_blas_thread
+from ._kernels import finite_pool_kernel, kernel_values, single_blas_thread, symmetric_pool_gram
 from ._pool import average_finite, omp_select
 from ._rounds import _rows, _vstack
 
@@ -75,6 +80,15 @@ POOL_FACTOR = 5
 # averaging, USPS-10 and a9a): matching pursuit gains up to 2 points of test
 # accuracy at a budget of 100, the two are within noise from 500 on.
 OMP_MAX_BUDGET = 128
+# Matching pursuit chooses among this many times the budget members of the
+# pool, those of largest function ||acc_j|| sqrt(k(x_j, x_j)) (the members
+# kept by earlier compressions among them), not among all 5 budget: the
+# pursuit's O(pool budget^2) was, with the Gram matrix, most of a
+# compression's time at a budget of 100 in low dimension. Measured (bounded
+# average of Forgetron at budget 100, a9a, USPS-10, Banana, Waveform, three
+# shuffles): no loss of test accuracy above 0.1 point, USPS-10 0.2 point
+# better on average (doc/decisions.rst, "Averaging within the budget").
+OMP_CANDIDATES = 2
 # The ridge of the refit and the smallest residual that matching pursuit
 # keeps, relative to the largest k(x, x) of the pool (the ridge of the fit
 # at the pool's rows: relative to n max k(x, x)^2, the scale of A^T A).
@@ -98,11 +112,14 @@ def new_pool(n_rows, n_features, dense):
 
 def _kernel_block(kernel, kernel_code, X, Z):
     """``kernel(X, Z)`` by BLAS, or by differences where that overflows; raises
-    if the values are not finite (rows too large for the kernel)."""
+    if the values are not finite (rows too large for the kernel). The rbf
+    Gram matrix of rows with themselves (``Z is X``) symmetric by
+    construction."""
     with np.errstate(all="ignore"):
-        # The compiled rbf values of dense rows are finite by construction:
-        # no pass over the block to check them.
-        K = finite_pool_kernel(kernel, X, Z)
+        # The compiled rbf values of dense rows, and the symmetric Gram
+        # matrix of the pool, are finite by construction: no pass over the
+        # block to check them.
+        K = symmetric_pool_gram(kernel, X) if Z is X else finite_pool_kernel(kernel, X, Z)
         if K is not None:
             return K
         K = np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
@@ -122,7 +139,8 @@ def _kernel_block(kernel, kernel_code, X, Z):
 
 def _ridge_solve(normal, rhs, ridge):
     """``(normal + ridge I)^{-1} rhs`` by Cholesky, or None if ``normal + ridge I``
-    is not numerically positive definite or the solution is not finite."""
+    is not numerically positive definite or the solution is not finite.
+    Only the lower triangle of the symmetric ``normal`` is read."""
     # ``normal + ridge I`` built in Fortran order and factored in place: no
     # identity matrix and no copy by LAPACK's wrapper, which at a budget of
     # 4000 are 128 MB each. The values are those of ``normal + ridge * eye``
@@ -190,25 +208,30 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
     if budget <= OMP_MAX_BUDGET:
         K = _kernel_block(kernel, kernel_code, rows, rows)
         Kcoef = K @ coef  # read by matching pursuit and by the refit
-        S = omp_select(K, coef, budget, OMP_TOL * kmax, Kcoef)
+        # Matching pursuit among the members of largest function only: an
+        # O(candidates budget^2) pursuit (see OMP_CANDIDATES).
+        C = _largest(coef, kxx, OMP_CANDIDATES * budget)
+        Kc = K if C.size == rows.shape[0] else K[np.ix_(C, C)]
+        S = C[omp_select(Kc, Kcoef[C], budget, OMP_TOL * kmax)]
     if S.size:
         # The pool's function fitted at the pool's own rows (the module's
         # docstring): the normal equations of min ||K_{pool,S} c - K acc||^2,
         # with K divided by max k(x, x) (the same c, and no overflow of its
         # squares where the kernel's values are huge). Not where it is 1
-        # (rbf): the same values, without a pass and a new matrix of the
-        # pool's size, whose first touch costs as much as the pass.
+        # (rbf): the same values, without a pass. K_{pool,S}^T is the rows
+        # K[S] of the symmetric K (no gather of columns), and its normal
+        # matrix one triangle by syrk (half the products; the Cholesky
+        # factor reads no other).
+        At = K[S]
         if kmax != 1.0:
-            K = K / kmax
-            Kcoef = K @ coef
-        A = K[:, S]
-        normal, rhs, ridge = A.T @ A, A.T @ Kcoef, RIDGE * rows.shape[0]
+            At, Kcoef = At / kmax, Kcoef / kmax
+        normal = dsyrk(1.0, At.T, trans=1, lower=1)
+        rhs, ridge = At @ Kcoef, RIDGE * rows.shape[0]
     else:
         # Above 128, or no member with a positive residual (a kernel that
         # is not positive semi-definite): by the size of each function, and
         # the projection in the kernel's space.
-        size = np.sqrt(np.einsum("ij,ij->i", coef, coef) * np.abs(kxx))
-        S = np.sort(np.argsort(-size, kind="stable")[:budget])
+        S = _largest(coef, kxx, budget)
         normal, rhs = _projection_terms(kernel, kernel_code, rows, coef, S)
         ridge = RIDGE * kmax
     # Not matching pursuit again where the solve fails, whose Gram matrix of
@@ -224,6 +247,13 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         )
         kept = coef[S]
     return _rows(rows, S), kept, idx[S]
+
+
+def _largest(coef, kxx, m):
+    """The ``m`` members of largest function ``||coef_j|| sqrt(|k(x_j, x_j)|)``
+    (the first on ties), in increasing order."""
+    size = np.sqrt(np.einsum("ij,ij->i", coef, coef) * np.abs(kxx))
+    return np.sort(np.argsort(-size, kind="stable")[:m])
 
 
 def _projection_terms(kernel, kernel_code, rows, coef, S):

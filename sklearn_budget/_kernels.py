@@ -14,13 +14,14 @@ from contextlib import ContextDecorator
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import dsyrk
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils import gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from threadpoolctl import ThreadpoolController
 
 from ._dense_rows import dense_rbf_exponents, kernel_block, sparse_rbf_exponents
-from ._pool import sparse_gram_products
+from ._pool import sparse_gram_products, symmetric_rbf_gram
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
 
@@ -203,6 +204,12 @@ def scale_gamma(var, X):
 # together (Kernel.rounds_block): the values of a row with the later rows of
 # its chunk are computed though never read.
 _ROUNDS_CHUNK = 32
+
+
+# The widest dense rows whose pool Gram matrix is computed from differences
+# (3 d flops a value, compiled) rather than from BLAS products (2 d flops,
+# but BLAS's blocking and packing dominate the products of a few features).
+_GRAM_DIFFERENCES_MAX = 8
 
 
 def _is_csr64(X):
@@ -497,6 +504,46 @@ def finite_pool_kernel(kernel, X, Z):
     if _dense_rbf_pair(kernel, X, Z) and kernel.gamma >= 0:
         return _dense_rbf(X, Z, kernel.gamma)
     return None
+
+
+def symmetric_pool_gram(kernel, X):
+    """The rbf Gram matrix of the rows ``X`` (a pool of the averaged model),
+    symmetric by construction, or None.
+
+    Dense float64 rows of at most ``_GRAM_DIFFERENCES_MAX`` features from
+    their differences, as the direct path computes each value; wider ones
+    from their products by BLAS's ``syrk`` (one triangle: half the products
+    of ``X @ X.T``); CSR rows in canonical format from their products by
+    :func:`~sklearn_budget._pool.sparse_gram_products`. The exponents and
+    values of one triangle, mirrored
+    (:func:`~sklearn_budget._pool.symmetric_rbf_gram`): rbf_kernel's values
+    up to the rounding of their products and exponents. None for another
+    kernel or other rows, ``gamma < 0``, or rows whose steps might not stay
+    finite (``4 max ||x||^2 (1 + gamma) >= 1e300``): the caller's path then
+    computes and checks the values. Values in ``[0, 1]``.
+    """
+    if kernel.kernel != "rbf" or not kernel.gamma >= 0:
+        return None
+    rows = None
+    if _is_dense64(X):
+        norms = np.einsum("ij,ij->i", X, X)
+        if X.shape[1] <= _GRAM_DIFFERENCES_MAX:
+            K, rows = np.empty((X.shape[0], X.shape[0])), X
+        else:
+            # syrk's upper triangle of X X^T in Fortran order: the lower one
+            # of its C-ordered transpose, without a copy of X (X.T is Fortran).
+            K = dsyrk(1.0, X.T, trans=1, lower=0).T
+    elif _is_csr64(X) and X.has_canonical_format and X.shape[1]:
+        K = sparse_gram_products(X)
+        norms = K.diagonal()
+    else:
+        return None
+    with np.errstate(all="ignore"):
+        bound = 4.0 * norms.max(initial=0.0) * (1.0 + kernel.gamma)
+    if not bound < 1e300:
+        return None
+    symmetric_rbf_gram(K, kernel.gamma, rows)
+    return K
 
 
 def kernel_values(kernel, kernel_code, X, Z):

@@ -11,6 +11,7 @@ included) makes after its rounds.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from libc.math cimport isfinite, sqrt
+from libc.string cimport memmove
 
 from ._dense_rows cimport csr_by_feature
 
@@ -125,38 +126,37 @@ cdef extern from *:
                             double tol, Py_ssize_t n) noexcept nogil
 
 
-def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t budget,
-               double tol, Kcoef=None):
+def omp_select(const double[:, ::1] K, Kcoef, Py_ssize_t budget, double tol):
     """Members kept by kernel orthogonal matching pursuit, in increasing order.
 
-    The function is ``f = sum_j coef[j] k(x_j, .)`` (``coef``: one row per
-    member, one column per coefficient row), ``K`` the Gram matrix of the
-    members. Each step keeps the member ``p`` whose kernel function, made
-    orthogonal to those kept (Gram-Schmidt, as a pivoted Cholesky factor
-    of ``K``), removes most of the residual of ``f``: the largest
-    ``||<f - P_S f, k(x_j, .)>||^2 / resid_j`` with ``resid_j`` the squared
-    norm of the part of ``k(x_j, .)`` off the span of the kept ones (Pati,
-    Rezaiifar and Krishnaprasad, 1993, orthogonal matching pursuit; in a
-    kernel space as Vincent and Bengio, 2002, kernel matching pursuit with
-    back-fitting). A member whose residual is at most ``tol`` adds nothing
-    to the span and is never kept, so the kept members' Gram matrix stays
-    positive definite. Stops at ``budget`` members or when no member adds
-    to the span. ``O(n budget^2)`` time after ``K``. ``Kcoef``: the product
-    ``K @ coef`` where the caller has it (its refit reads it too), or None.
+    ``K`` is the Gram matrix of the candidates ``x_j`` and ``Kcoef`` the
+    inner products ``<f, k(x_j, .)>`` of the function to approximate with
+    them (one row per candidate, one column per coefficient row; ``f`` may
+    have members that are not candidates). Each step keeps the candidate
+    ``p`` whose kernel function, made orthogonal to those kept
+    (Gram-Schmidt, as a pivoted Cholesky factor of ``K``), removes most of
+    the residual of ``f``: the largest ``||<f - P_S f, k(x_j, .)>||^2 /
+    resid_j`` with ``resid_j`` the squared norm of the part of ``k(x_j, .)``
+    off the span of the kept ones (Pati, Rezaiifar and Krishnaprasad, 1993,
+    orthogonal matching pursuit; in a kernel space as Vincent and Bengio,
+    2002, kernel matching pursuit with back-fitting). A candidate whose
+    residual is at most ``tol`` adds nothing to the span and is never kept,
+    so the kept ones' Gram matrix stays positive definite. Stops at
+    ``budget`` members or when no candidate adds to the span. ``O(n
+    budget^2)`` time for ``n`` candidates.
     """
-    cdef Py_ssize_t n = K.shape[0], R = coef.shape[1]
+    cdef Py_ssize_t n = K.shape[0], R
     cdef Py_ssize_t s, j, c, p, m = 0
-    cdef double gain, piv, a
+    cdef double gain, piv
     budget = min(budget, n)
-    cdef double[:, ::1] L = np.zeros((max(budget, 1), n))
+    # <f - P_S f, k(x_j, .)>, from <f, k(x_j, .)>, updated in place below.
+    cdef double[:, ::1] r = np.array(Kcoef, dtype=np.float64, order="C", ndmin=2)
+    if r.shape[0] != n:
+        raise ValueError(f"Kcoef has {r.shape[0]} rows, K has {n}.")
+    R = r.shape[1]
+    cdef double[:, ::1] L = np.empty((max(budget, 1), n))
     cdef double[::1] resid = np.empty(n)
     cdef double[::1] gains = np.empty(n)
-    # <k(x_j, .), f>, updated in place below.
-    if Kcoef is None:
-        Kcoef = np.asarray(K) @ np.asarray(coef)
-    cdef double[:, ::1] r = np.array(Kcoef, dtype=np.float64, order="C")
-    if r.shape[0] != n or r.shape[1] != R:
-        raise ValueError(f"Kcoef has shape {np.shape(Kcoef)}, K @ coef has ({n}, {R}).")
     cdef double[::1] proj = np.zeros(R)
     chosen = np.empty(budget, dtype=np.intp)
     cdef Py_ssize_t[::1] out = chosen
@@ -185,22 +185,14 @@ def omp_select(const double[:, ::1] K, const double[:, ::1] coef, Py_ssize_t bud
                 L[s, j] = K[p, j]
             # The kept directions subtracted in the order of q.
             sb_pool_subtract_rows(&L[0, 0], n, s, p)
-            if R == 1:
-                # Each division beside the serial sum of the projection,
-                # whose additions take as long (one pass, not two).
-                a = 0.0
-                for j in range(n):
-                    L[s, j] /= piv
-                    a += coef[j, 0] * L[s, j]
-                proj[0] = a
-            else:
-                for j in range(n):
-                    L[s, j] /= piv
-                for c in range(R):
-                    a = 0.0
-                    for j in range(n):
-                        a += coef[j, c] * L[s, j]
-                    proj[c] = a
+            for j in range(n):
+                L[s, j] /= piv
+            # <f, e_s> for the new direction e_s = (k(x_p, .) - P_S k(x_p,
+            # .)) / piv: <f - P_S f, k(x_p, .)> / piv, as f - P_S f is
+            # orthogonal to the span of the kept ones; no pass over f's
+            # members (some of which are not candidates).
+            for c in range(R):
+                proj[c] = r[p, c] / piv
             out[s] = p
             m = s + 1
             # The residuals, the correlations and the next step's gains,
@@ -258,15 +250,92 @@ def sparse_gram_products(X):
                 while p < first[k + 1] and row[p] <= i:
                     K[i, row[p]] += a * val[p]
                     p += 1
-        # Mirrored in tiles of 16 x 16, each read along its rows and written
-        # along its columns within a few cache lines (a column at a time,
-        # each value a cache line of its own, took as long as the products).
-        for t in range(0, n, 16):
-            for u in range(0, t + 1, 16):
-                for i in range(t, min(t + 16, n)):
-                    for j in range(u, min(u + 16, i)):
-                        K[j, i] = K[i, j]
+        mirror_lower(K)
     return out
+
+
+cdef void mirror_lower(double[:, ::1] K) noexcept nogil:
+    """The lower triangle of the square ``K`` copied to its upper triangle,
+    in tiles of 16 x 16, each read along its rows and written along its
+    columns within a few cache lines (a column at a time, each value a
+    cache line of its own, took as long as the products of a sparse Gram
+    matrix)."""
+    cdef Py_ssize_t n = K.shape[0], t, u, i, j
+    for t in range(0, n, 16):
+        for u in range(0, t + 1, 16):
+            for i in range(t, min(t + 16, n)):
+                for j in range(u, min(u + 16, i)):
+                    K[j, i] = K[i, j]
+
+
+def symmetric_rbf_gram(double[:, ::1] K, double gamma, X=None):
+    """The rbf Gram matrix of a pool's rows, in place in ``K``, symmetric by
+    construction.
+
+    From the products ``K[i, j] = x_i . x_j`` (``j <= i`` read; the
+    diagonal: the squared norms), the exponent of ``j <= i`` is
+    scikit-learn's, in its order, ``(-2 x_i.x_j + ||x_i||^2) + ||x_j||^2``,
+    negatives set to zero, 0 on the diagonal, times ``-gamma``. Given the
+    dense rows ``X`` instead (``K``'s values not read), it is that of the
+    direct path's kernel (``dense_kernel``), ``-gamma sum_a (x_ia -
+    x_ja)^2`` summed in feature order: for rows of a few features, where a
+    BLAS product is mostly overhead. The value at ``j > i`` is that at
+    ``(j, i)``: half the exponents and half the ``exp`` of the whole matrix
+    (whose two triangles differ by the rounding of the order of the two
+    norms), most of the time of the Gram matrix of a pool of low
+    dimension. The exponents are packed row after row at the front of
+    ``K``'s own memory (row ``i`` at ``i (i + 1) / 2``, which trails its
+    read at ``i n``: every product is read before its place is written; no
+    second matrix), numpy's vectorized ``exp`` runs over them in one call,
+    and each row goes back to its place, last row first (its place is after
+    every packed row before it), then is mirrored.
+    """
+    cdef Py_ssize_t n = K.shape[0], i, j, a, off, d = 0
+    cdef double g = -gamma, v, c
+    cdef double* P
+    cdef const double[:, ::1] XT
+    if K.shape[1] != n:
+        raise ValueError(f"K has shape ({n}, {K.shape[1]}), not a square matrix.")
+    if X is not None:
+        # Feature after feature: each loop below runs along the rows.
+        XT = np.ascontiguousarray(np.asarray(X, dtype=np.float64).T)
+        d = XT.shape[0]
+        if XT.shape[1] != n or d == 0:
+            raise ValueError(f"X has shape {np.shape(X)}, not ({n}, n_features > 0).")
+    if n == 0:
+        return
+    cdef double[::1] xx = np.empty(n)
+    P = &K[0, 0]
+    with nogil:
+        if d:
+            for i in range(n):
+                off = i * (i + 1) // 2
+                for j in range(i):
+                    P[off + j] = 0.0
+                for a in range(d):
+                    c = XT[a, i]
+                    for j in range(i):
+                        v = c - XT[a, j]
+                        P[off + j] += v * v
+                for j in range(i):
+                    P[off + j] *= g
+                P[off + i] = 0.0 * g
+        else:
+            for i in range(n):  # the norms, before any packed row covers them
+                xx[i] = P[i * n + i]
+            for i in range(n):
+                off = i * (i + 1) // 2
+                for j in range(i):
+                    v = (-2.0 * P[i * n + j] + xx[i]) + xx[j]
+                    # NaN and -0.0 kept, as numpy's maximum keeps them.
+                    P[off + j] = (0.0 if v < 0.0 else v) * g
+                P[off + i] = 0.0 * g
+    packed = np.asarray(K).reshape(-1)[: n * (n + 1) // 2]
+    np.exp(packed, out=packed)
+    with nogil:
+        for i in range(n - 1, 0, -1):
+            memmove(&P[i * n], &P[i * (i + 1) // 2], (i + 1) * sizeof(double))
+        mirror_lower(K)
 
 
 cdef bint finite_sums(const double[:, ::1] acc, const double[:, ::1] alpha,

@@ -9,6 +9,7 @@ estimator's ``average=True`` model: the same support vectors and
 coefficients.
 """
 
+import itertools
 import pickle
 import warnings
 
@@ -64,7 +65,8 @@ def reference_compress(functions, budget, kernel, method=None, **params):
     whose function, off the span of those kept, best matches the residual
     ``f - P_S f``; members with a residual below ``1e-10 max k(x, x)``
     never) or by ``||a_j|| sqrt(k(x_j, x_j))``, then the least-squares
-    coefficients: after matching pursuit, those of ``f``'s values at the
+    coefficients: after matching pursuit (among the ``2 budget`` members of
+    largest ``||a_j|| sqrt(k(x_j, x_j))``), those of ``f``'s values at the
     rows, ``argmin ||K[:, S] c - K a||^2 + 1e-8 n max k(x, x)^2 ||c||^2``;
     by size, those of the projection, ``(K_SS + 1e-8 max k(x, x) I)^{-1} K_S: a``.
 
@@ -85,10 +87,13 @@ def reference_compress(functions, budget, kernel, method=None, **params):
             size = np.sqrt((A**2).sum(axis=1) * np.diag(K))
             S = np.sort(np.argsort(-size, kind="stable")[:budget])
         else:
+            # Among the 2 budget members of largest ||a_j|| sqrt(k(x_j, x_j)).
+            size = np.sqrt((A**2).sum(axis=1) * np.diag(K))
+            candidates = set(np.argsort(-size, kind="stable")[: 2 * budget].tolist())
             S = []
             for _ in range(budget):
                 best, pick = -1.0, None
-                for j in range(len(functions)):
+                for j in sorted(candidates):
                     if j in S:
                         continue
                     # The part of k(x_j, .) off the span of the kept members.
@@ -495,10 +500,80 @@ def test_finite_pool_kernel_gives_rbf_kernels_bits_or_none():
         _averaging._kernel_block(Kernel("rbf", gamma=-1e3), None, X, Z)
 
 
-def test_omp_select_reads_the_product_it_is_given():
-    # The compression computes K @ coef once, for matching pursuit and for
-    # the refit: the selection is the written-out pursuit's, and a budget of
-    # one keeps the largest <f, k(x_j, .)>^2 / k(x_j, x_j) of the product given.
+def test_symmetric_rbf_gram_is_one_triangle_mirrored():
+    # The pool's rbf Gram matrix from given products: the exponents of the
+    # lower triangle by scikit-learn's formula, their exp, mirrored; every
+    # size up to the packing's edge cases (one and two rows).
+    from sklearn_budget._pool import symmetric_rbf_gram
+
+    rng = np.random.RandomState(5)
+    for n in (1, 2, 3, 17, 40):
+        X = rng.randn(n, 3) * rng.choice([0.1, 1.0, 10.0])
+        P = X @ X.T
+        xx = np.diag(P)
+        gamma = 0.4
+        exponent = np.maximum((-2.0 * P + xx[:, None]) + xx[None, :], 0.0) * -gamma
+        np.fill_diagonal(exponent, 0.0)
+        expected = np.tril(np.exp(exponent))
+        expected += np.tril(expected, -1).T
+        K = P.copy()
+        K[np.triu_indices(n, 1)] = np.nan  # never read
+        symmetric_rbf_gram(K, gamma)
+        assert np.array_equal(K, K.T)
+        # One exp of the same exponent, possibly by another of numpy's loops.
+        np.testing.assert_array_max_ulp(K, expected, maxulp=1)
+        # From the rows: the squared differences summed in feature order.
+        squares = np.zeros((n, n))
+        for a in range(X.shape[1]):
+            squares += (X[:, None, a] - X[None, :, a]) ** 2
+        expected = np.exp(np.tril(squares * -gamma))
+        expected = np.tril(expected) + np.tril(expected, -1).T
+        K = np.full((n, n), np.nan)  # never read
+        symmetric_rbf_gram(K, gamma, X)
+        assert np.array_equal(K, K.T)
+        np.testing.assert_array_max_ulp(K, expected, maxulp=1)
+    with pytest.raises(ValueError, match="square"):
+        symmetric_rbf_gram(np.zeros((2, 3)), 0.4)
+    with pytest.raises(ValueError, match="shape"):
+        symmetric_rbf_gram(np.zeros((2, 2)), 0.4, np.zeros((3, 2)))
+
+
+def test_symmetric_pool_gram_is_the_rbf_kernel_up_to_rounding():
+    # Dense rows (from differences or products by syrk) and CSR rows: symmetric, rbf_kernel's
+    # values within the rounding of the products and the exponents (a few
+    # ulps of ||x||^2 + ||z||^2 per unit of exponent), None where the
+    # caller's checked path applies.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._kernels import symmetric_pool_gram
+
+    rng = np.random.RandomState(6)
+    # Dense rows of 5 features (from differences), of 12 (BLAS products).
+    for X, gamma in itertools.product(
+        (rng.randn(60, 5) * 3.0, rng.randn(60, 12)), (0.0, 0.05, 2.0)
+    ):
+        norms = (X**2).sum(axis=1)
+        expected = rbf_kernel(X, X, gamma=gamma)
+        bound = 64 * np.finfo(float).eps * gamma * (norms[:, None] + norms[None, :])
+        for rows in (X, sp.csr_matrix(X)):
+            K = symmetric_pool_gram(Kernel("rbf", gamma=gamma), rows)
+            assert K.flags.c_contiguous and np.array_equal(K, K.T)
+            assert np.all(np.abs(K - expected) <= bound * np.maximum(K, expected))
+            assert np.all(np.diag(K) == 1.0)
+    X = rng.randn(60, 5)
+    assert symmetric_pool_gram(Kernel("rbf", gamma=-0.3), X) is None
+    assert symmetric_pool_gram(Kernel("rbf", gamma=0.3), 1e160 * X) is None
+    assert symmetric_pool_gram(Kernel("laplacian", gamma=0.3), X) is None
+    unsorted = sp.csr_matrix((np.array([1.0, 2.0]), np.array([1, 0]), np.array([0, 2])), (1, 2))
+    assert not unsorted.has_canonical_format
+    assert symmetric_pool_gram(Kernel("rbf", gamma=0.3), unsorted) is None
+
+
+def test_omp_select_approximates_a_function_beyond_its_candidates():
+    # Matching pursuit among some members (the candidates) of a function
+    # with others too: it reads <f, k(x_j, .)> of the candidates only, and
+    # keeps the written-out pursuit's choice; a budget of one keeps the
+    # largest <f, k(x_j, .)>^2 / k(x_j, x_j) of the products given.
     from sklearn.metrics.pairwise import rbf_kernel
     from test_exactness import _omp_reference
 
@@ -507,13 +582,14 @@ def test_omp_select_reads_the_product_it_is_given():
     rng = np.random.RandomState(4)
     X = rng.randn(50, 2)
     K = rbf_kernel(X, X, gamma=0.7)
+    C = np.sort(rng.choice(50, 20, replace=False))
+    KC = np.ascontiguousarray(K[np.ix_(C, C)])
     for R in (1, 2):
         coef = rng.randn(50, R)
         for budget in (1, 5, 20):
-            expected = _omp_reference(K, coef, budget, 1e-10)
-            assert np.array_equal(omp_select(K, coef, budget, 1e-10, K @ coef), expected)
+            expected = _omp_reference(KC, K[C] @ coef, budget, 1e-10)
+            assert np.array_equal(omp_select(KC, K[C] @ coef, budget, 1e-10), expected)
     other = K @ rng.randn(50, 1)
-    first = np.ascontiguousarray(coef[:, :1])
-    assert omp_select(K, first, 1, 1e-10, other).tolist() == [np.argmax(other[:, 0] ** 2)]
-    with pytest.raises(ValueError, match="shape"):
-        omp_select(K, coef, 3, 1e-10, other[:10])
+    assert omp_select(K, other, 1, 1e-10).tolist() == [np.argmax(other[:, 0] ** 2)]
+    with pytest.raises(ValueError, match="rows"):
+        omp_select(K, other[:10], 3, 1e-10)

@@ -577,13 +577,14 @@ def test_csr_index_type_is_the_one_scipy_chooses(index_dtype):
         assert np.dtype(_index_dtype(shape, nnz)) == expected, shape
 
 
-def _omp_reference(K, coef, budget, tol):
+def _omp_reference(K, Kcoef, budget, tol):
     """Kernel orthogonal matching pursuit written out in Python, each sum in
-    the order of omp_select (``_pool.pyx``): the selection it must give."""
-    n, R = coef.shape
+    the order of omp_select (``_pool.pyx``): the selection it must give.
+    ``Kcoef``: the inner products <f, k(x_j, .)> with the candidates."""
+    n, R = Kcoef.shape
     budget = min(budget, n)
     L = np.zeros((max(budget, 1), n))
-    r = K @ coef
+    r = Kcoef.copy()
     resid = np.diag(K).copy()
     taken = np.zeros(n, dtype=bool)
     chosen = []
@@ -602,10 +603,8 @@ def _omp_reference(K, coef, budget, tol):
         for q in range(s):
             row -= L[q] * L[q, p]
         L[s] = row / np.sqrt(resid[p])
-        proj = np.zeros(R)
-        for c in range(R):
-            for j in range(n):
-                proj[c] += coef[j, c] * L[s, j]
+        # <f, e_s> = <f - P_S f, k(x_p, .)> / sqrt(resid_p)
+        proj = r[p] / np.sqrt(resid[p])
         resid -= L[s] * L[s]
         r -= L[s][:, None] * proj[None, :]
         taken[p] = True
@@ -631,8 +630,8 @@ def test_omp_select_is_the_written_out_pursuit():
         K = rbf_kernel(X, X, gamma=rng.uniform(0.05, 2.0))
         coef = rng.standard_normal((n, rng.choice([1, 3])))
         for budget in (1, 3, 4, 9, 30):
-            expected = _omp_reference(K, coef, budget, 1e-10)
-            assert np.array_equal(omp_select(K, coef, budget, 1e-10), expected)
+            expected = _omp_reference(K, K @ coef, budget, 1e-10)
+            assert np.array_equal(omp_select(K, K @ coef, budget, 1e-10), expected)
     # Equal gains: members whose kernel functions are orthogonal (rows far
     # apart), with coefficients of a few values; the first of the largest
     # is kept, wherever it falls among the interleaved members.
@@ -640,8 +639,8 @@ def test_omp_select_is_the_written_out_pursuit():
         K = np.eye(n)
         coef = rng.choice([1.0, 2.0, -2.0], size=(n, 1))
         for budget in (1, 2, 5, n):
-            expected = _omp_reference(K, coef, budget, 1e-10)
-            assert np.array_equal(omp_select(K, coef, budget, 1e-10), expected)
+            expected = _omp_reference(K, K @ coef, budget, 1e-10)
+            assert np.array_equal(omp_select(K, K @ coef, budget, 1e-10), expected)
 
 
 def _member_score(alpha, gram, n, i):
