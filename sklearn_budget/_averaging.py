@@ -67,7 +67,12 @@ import scipy.sparse as sp
 from scipy.linalg.blas import dsyrk
 from scipy.linalg.lapack import dpotrf, dpotrs
 
-from ._kernels import finite_pool_kernel, kernel_values, single_blas_thread, symmetric_pool_gram
+from ._kernels import (
+    block_kernel_values,
+    finite_pool_kernel,
+    single_blas_thread,
+    symmetric_pool_gram,
+)
 from ._pool import average_finite, omp_select
 from ._rounds import _rows, _vstack
 
@@ -120,13 +125,9 @@ def _kernel_block(kernel, kernel_code, X, Z):
         # matrix of the pool, are finite by construction: no pass over the
         # block to check them.
         K = symmetric_pool_gram(kernel, X) if Z is X else finite_pool_kernel(kernel, X, Z)
-        if K is not None:
-            return K
-        K = np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
-        finite = np.isfinite(K).all()
-        if not finite and kernel_code is not None:
-            K = kernel_values(kernel, kernel_code, X, Z)
-            finite = np.isfinite(K).all()
+    if K is not None:
+        return K
+    K, finite = block_kernel_values(kernel, kernel_code, X, Z)
     if not finite:
         amax = abs(Z).max() if Z.shape[0] else 0.0
         raise ValueError(

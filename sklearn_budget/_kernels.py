@@ -562,6 +562,20 @@ def kernel_values(kernel, kernel_code, X, Z):
     return np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
 
 
+def block_kernel_values(kernel, kernel_code, X, Z):
+    """``(K, finite)``: ``kernel(X, Z)`` by the kernel's formulas for a block
+    (BLAS for dense rows), C-contiguous float64, or by :func:`kernel_values`
+    (the compiled differences) where those are not finite and the kernel
+    has them (huge rows); ``finite``: whether every value is."""
+    with np.errstate(all="ignore"):
+        K = np.ascontiguousarray(kernel(X, Z), dtype=np.float64)
+        finite = np.isfinite(K).all()
+        if not finite and kernel_code is not None:
+            K = kernel_values(kernel, kernel_code, X, Z)
+            finite = np.isfinite(K).all()
+    return K, finite
+
+
 def is_nonnegative_kernel(kernel):
     """Whether ``kernel`` only accepts non-negative dense input."""
     return isinstance(kernel, str) and kernel in NONNEGATIVE_KERNELS

@@ -21,6 +21,7 @@ from ._kernels import (
     KERNELS,
     Kernel,
     _KernelStateMixin,
+    block_kernel_values,
     is_nonnegative_kernel,
     kernel_values,
     single_blas_thread,
@@ -1012,10 +1013,7 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         where those are not finite (huge rows).
         """
         if by_block and self._kernel_code is not None and not sp.issparse(X):
-            with np.errstate(all="ignore"):
-                K = np.ascontiguousarray(self._kernel(X, self._landmarks), dtype=np.float64)
-            if np.isfinite(K).all():
-                return K
+            return block_kernel_values(self._kernel, self._kernel_code, X, self._landmarks)[0]
         return np.ascontiguousarray(self._kernel_values(X, self._landmarks), dtype=np.float64)
 
     @single_blas_thread()  # the same features for any thread count
