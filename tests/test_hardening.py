@@ -181,7 +181,7 @@ def test_no_warning_with_any_kind_of_seed(name, seed):
         warnings.simplefilter("always")
         # Not about seeds: a Stoptron of 8 members may fit these 60 rows no
         # better than the majority class, and says so (test_convergence.py).
-        warnings.filterwarnings("ignore", "always predicting the most frequent class")
+        warnings.filterwarnings("ignore", ".*always predicting the most frequent class")
         est.fit(X, y)
         est.partial_fit(X, y)
         est.partial_fit(X[:1], y[:1])
