@@ -24,6 +24,7 @@ from ._kernels import (
     block_kernel_values,
     is_nonnegative_kernel,
     kernel_values,
+    resolve_gamma,
     single_blas_thread,
 )
 from ._linear_online import (
@@ -38,7 +39,6 @@ from ._linear_online import (
 from ._rounds import _rows, _select
 from ._stream import _predicted_index
 from ._transaction import WeakCache
-from ._validation import _validate_fit_input
 
 # Eigenvalues of the landmarks' Gram matrix below this fraction of the
 # largest are dropped from the map: their directions would be scaled by
@@ -666,35 +666,33 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         candidates = _CANDIDATES.get(self)
         return None if candidates is None else candidates.end_of_epoch(self)
 
-    def _fit(self, X, y, sample_weight):
-        if self.alpha != "auto" or (self.warm_start and hasattr(self, "_state")):
+    def _fit_validated(self, X, y_enc, w, classes, warm, rows=None):
+        if self.alpha != "auto" or warm:
             # No choice made: scores of an earlier one would describe another fit.
             vars(self).pop("validation_scores_", None)
-            return super()._fit(X, y, sample_weight)
-        alpha, n_iter, scores = self._select(X, y, sample_weight)
+            return super()._fit_validated(X, y_enc, w, classes, warm, rows)
+        alpha, n_iter, scores = self._select(X, y_enc, w, classes)
         _CHOSEN[self] = (alpha, n_iter)
         try:
-            super()._fit(X, y, sample_weight)
+            super()._fit_validated(X, y_enc, w, classes, warm, rows)
         finally:
             _CHOSEN.pop(self)
         self.validation_scores_ = scores
         return self
 
-    def _select(self, X, y, sample_weight):
+    def _select(self, X, y_enc, w, classes):
         """``alpha='auto'``: the penalty and the epochs of the best held-out score.
 
         Each penalty of ``_ALPHAS`` is fit, the epochs of ``max_iter`` at most,
         on the rows left by a stratified held-out ``validation_fraction``,
-        its averaged model scored on those after every epoch. Returns the
-        best ``(alpha, epochs)`` (the first on ties: the smaller penalty,
-        then the fewer epochs) and the scores; ``(0.0, None)`` (the plain
-        rule: ``max_iter`` and ``tol``) where the rows cannot be split so
-        that every class is in both parts.
+        its averaged model scored on those after every epoch. ``X``,
+        ``y_enc``, ``w``, ``classes``: the validated input of the call (see
+        ``_validate_fit_input``), whose rows are played without a copy.
+        Returns the best ``(alpha, epochs)`` (the first on ties: the smaller
+        penalty, then the fewer epochs) and the scores; ``(0.0, None)`` (the
+        plain rule: ``max_iter`` and ``tol``) where the rows cannot be split
+        so that every class is in both parts.
         """
-        with warnings.catch_warnings():
-            # The final fit validates the same input: its warnings, once.
-            warnings.simplefilter("ignore")
-            Xv, y_enc, w, classes = _validate_fit_input(self, X, y, sample_weight, None, reset=True)
         scores = np.full((len(_ALPHAS), self.max_iter), np.nan)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         # Rows of weight zero are never played (_keep_weighted) and would
@@ -711,22 +709,27 @@ class NystroemOnlineClassifier(_KernelStateMixin, _FeatureOnlineClassifier):
         fit_rows, held = rows[np.sort(fit_rows)], rows[np.sort(held)]
         if np.unique(y_enc[fit_rows]).size < classes.size:
             return 0.0, None, scores
-        Xf, Xh = _rows(Xv, fit_rows), _rows(Xv, held)
         # No penalty step of learning_rate * alpha >= 1: the largest penalties
         # (_ALPHAS ascends), whose scores stay NaN.
         playable = [a for a in _ALPHAS if self.learning_rate * a < 1]
         patience = None if self.tol is None else self.n_iter_no_change
+        # The candidates' stream is that of a fit on its rows alone: its
+        # kernel width is theirs (gamma='scale': the variance of those rows).
+        gamma = self.gamma
+        if isinstance(gamma, str) and gamma == "scale":
+            gamma = resolve_gamma(gamma, _rows(X, fit_rows))
         stream = clone(self).set_params(
-            alpha=0.0, tol=None, class_weight=None, warm_start=False, verbose=0
+            alpha=0.0, tol=None, class_weight=None, warm_start=False, verbose=0, gamma=gamma
         )
+        stream.n_features_in_ = X.shape[1]
         candidates = _CANDIDATES[stream] = _Candidates(
-            playable, len(fit_rows), Xh, y_enc[held], w[held], patience
+            playable, len(fit_rows), _rows(X, held), y_enc[held], w[held], patience
         )
         try:
             with warnings.catch_warnings():
                 # The candidates' warnings are the final fit's to give.
                 warnings.simplefilter("ignore")
-                stream.fit(Xf, classes[y_enc[fit_rows]], sample_weight=w[fit_rows])
+                stream._fit_validated(X, y_enc[fit_rows], w[fit_rows], classes, False, fit_rows)
         finally:
             # Not kept by a traceback that keeps the stream (its held-out rows).
             _CANDIDATES.pop(stream)

@@ -377,14 +377,25 @@ class _OnlineStreamMixin:
                 f"The classes of y {classes.tolist()} differ from those of the "
                 f"warm-started model {self.classes_.tolist()}."
             )
+        return self._fit_validated(X, y_enc, w, classes, warm)
+
+    def _fit_validated(self, X, y_enc, w, classes, warm, rows=None):
+        """``fit`` on validated input (see ``_validate_fit_input``): the rows
+        ``rows`` of ``X`` (an array of row indices; None: all of them), of
+        class indices ``y_enc`` and weights ``w``.
+
+        ``rows`` lets a fit within a fit (``alpha='auto'``'s candidates)
+        play a part of the caller's rows without a copy of them.
+        """
         self.classes_ = classes
         if not warm:
             self._reset(X)
         rng = _shuffle_rng(self.random_state)
         # Rows are numbered after those of earlier calls of the stream (a
-        # fit that starts the stream numbers them as rows of X).
-        n_rows = X.shape[0]
-        rows, y_enc, w, index = self._keep_weighted(y_enc, w, self._stream_index(n_rows))
+        # fit that starts the stream numbers them as the rows it plays).
+        n_rows = y_enc.shape[0]
+        keep, y_enc, w, index = self._keep_weighted(y_enc, w, self._stream_index(n_rows))
+        rows = keep if rows is None else _select(rows, keep)
         second_half = self._play_epochs(X, rows, y_enc, w, index, rng, warm)
         self._end_of_call(n_rows)
         self._warn_if_majority_does_as_well(second_half, X, rows, y_enc, w)

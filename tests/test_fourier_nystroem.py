@@ -547,13 +547,15 @@ def _held_out_choice(X, y, random_state, max_iter, patience, **params):
         (3, 1e-3, {}),
         # Without the average, and on a map of lower rank than the budget.
         (3, None, {"average": False, "n_components": 12}),
+        # The kernel width of a fit on the candidates' rows alone.
+        (2, None, {"gamma": "scale", "learning_rate": 5.0}),
     ],
 )
 def test_auto_alpha_chooses_as_a_loop_over_the_grid(n_classes, tol, extra):
     X, y = _data(300, n_classes=n_classes)
     # A step large enough for the penalties to matter: the choice here is
     # neither the first penalty nor the first epoch.
-    params = dict(budget=20, gamma=0.5, learning_rate=20.0, **extra)
+    params = {**dict(budget=20, gamma=0.5, learning_rate=20.0), **extra}
     est = NystroemOnlineClassifier(**params, max_iter=6, tol=tol, n_iter_no_change=2)
     est.set_params(random_state=0).fit(X, y)
     patience = None if tol is None else 2
@@ -640,6 +642,39 @@ def test_auto_alpha_warns_of_its_input_once():
         warnings.simplefilter("always")
         NystroemOnlineClassifier(budget=5, max_iter=2, random_state=0).fit(X, y[:, None])
     assert [type(w.message) for w in caught].count(DataConversionWarning) == 1
+
+
+def test_auto_alpha_validates_once_and_keeps_no_copy_of_the_rows(monkeypatch):
+    # The choice takes the call's validated rows: validated once (not again
+    # by the choice's fit of its candidates and by the final fit), and the
+    # candidates' 80% of the rows played through row indices. Its memory
+    # beyond a fit of one penalty is then the held-out rows' copy (0.2 X)
+    # and small arrays; a copy of the candidates' rows would add 0.8 X.
+    import tracemalloc
+
+    rng = np.random.RandomState(0)
+    X = rng.rand(3000, 100)
+    y = (X[:, :5].sum(axis=1) > 2.5).astype(int)
+    validated = []
+    real_validate = NystroemOnlineClassifier._validate_X
+
+    def validate(self, X, reset):
+        if reset:
+            validated.append(X.shape[0])
+        return real_validate(self, X, reset)
+
+    monkeypatch.setattr(NystroemOnlineClassifier, "_validate_X", validate)
+    peaks = {}
+    for alpha in ("auto", 1e-4):
+        est = NystroemOnlineClassifier(budget=20, gamma=0.05, max_iter=3, alpha=alpha)
+        tracemalloc.start()
+        try:
+            est.set_params(random_state=0).fit(X, y)
+            peaks[alpha] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert validated == [3000, 3000]  # one a fit
+    assert peaks["auto"] < peaks[1e-4] + 0.5 * X.nbytes
 
 
 def test_auto_alpha_interrupted_keeps_nothing(monkeypatch):
