@@ -18,7 +18,13 @@ round count.
 import numpy as np
 
 from ._kernels import _nonfinite_scores
-from ._margins import MarginBins, average_margins, fit_temperature, margin_weights
+from ._margins import (
+    MarginBins,
+    average_margins,
+    fit_temperature,
+    margin_weights,
+    recorded_rows,
+)
 from ._margins import log_probabilities as _log_probabilities
 from ._rounds import _rows
 from ._transaction import WeakCache
@@ -60,6 +66,10 @@ MARGIN_BINS = MarginBins(_CAL_HALF, *_CAL_LOG_RANGE, _CAL_MAX_WEIGHT, _CAL_MAX_M
 # a9a, Banana and Waveform; the records of T0 = 8192 then move it by at
 # most 0.002 from every 4th round (a9a; 2-D stream of 200,000 rounds:
 # 0.0001), where T0 = 4096 moved it by up to 0.02 on USPS-10 (7,291 rows).
+
+# The rounds of no member that left (a segment whose pool did not change).
+_NO_ROUNDS = np.zeros(0, dtype=np.int64)
+_NO_ROUNDS.flags.writeable = False
 
 # Smallest probability scale, relative to the largest margin.
 _MIN_SCALE = 1e-6
@@ -188,36 +198,63 @@ class _CalibrationMixin:
         when the rounds are played one at a time. Returns the rows (within
         the block) and their margins.
         """
-        t_end = self._t
-        rounds = np.arange(t_end - (stop - start) + 1, t_end + 1)
-        rows = np.flatnonzero(self._margin_strides(rounds))
+        first = self._t - (stop - start) + 1
+        rows = recorded_rows(first, stop - start)
         if rows.size == 0:
+            # Most segments of a long stream (the stride of the records grows
+            # with t): no other work.
             return rows, np.zeros(0)
         state = self._state
         n0 = int(state["pool_n"][0])
-        members, coef = self._pool_rows(), state["pool_coef"][:n0]
-        prefix = np.full(rows.size, n0, dtype=np.int64)
-        if retired is not None:
-            _, racc, rX, _, rt = retired[:5]
-            members = self._stack([members, rX]) if self._dense else retired[5]
-            coef = np.concatenate([coef, racc])
-            prefix += np.searchsorted(rt, rounds[rows], side="left")
-        live = np.ascontiguousarray(engine.live_averages(start, stop)[rows])
-        Xr = _rows(Xb, start + rows)
-        # The kernel values of _kernel_matrix, then the scores and margins
-        # of the compiled one-row path (the pool summed in its order).
-        with np.errstate(all="ignore"):  # overflow: non-finite scores, reported
-            K = np.ascontiguousarray(self._kernel_matrix(Xr, members), dtype=np.float64)
-        margins = average_margins(
-            K,
-            np.ascontiguousarray(coef, dtype=np.float64),
-            prefix,
-            live,
-            rounds[rows].astype(np.float64),
-            np.ascontiguousarray(yb[start + rows], dtype=np.int64),
+        pool_coef = np.ascontiguousarray(state["pool_coef"][:n0], dtype=np.float64)
+        if retired is None:
+            ret_coef, ret_t = pool_coef[:0], _NO_ROUNDS
+        else:
+            _, ret_coef, rX, _, ret_t = retired[:5]
+        args = (
+            rows,
+            first,
+            engine.live_averages(start, stop),
+            np.ascontiguousarray(yb[start:stop], dtype=np.int64),
+            pool_coef,
+            np.ascontiguousarray(ret_coef, dtype=np.float64),
+            ret_t,
         )
+        n_members, d = n0 + ret_t.size, Xb.shape[1]
+        code = self._kernel_code
+        if (
+            self._dense
+            and code is not None
+            and d
+            and n_members
+            and self._by_differences(rows.size, n_members, d)
+        ):
+            # Where _kernel_matrix computes the values by differences: the
+            # same values, computed in the compiled call, without
+            # stacking the members or gathering the rows (most of the time
+            # of a segment at a small budget).
+            kernel = self._kernel
+            margins = average_margins(
+                *args,
+                X=Xb[start:stop],
+                pool_X=state["pool_X"][:n0],
+                ret_X=np.zeros((0, d)) if retired is None else rX,
+                kernel_code=code,
+                gamma=float(kernel.gamma),
+                degree=float(kernel.degree),
+                coef0=float(kernel.coef0),
+            )
+        else:
+            members = self._pool_rows()
+            if retired is not None:
+                members = self._stack([members, rX]) if self._dense else retired[5]
+            # The kernel values of _kernel_matrix, then the scores and margins
+            # of the compiled one-row path (the pool summed in its order).
+            with np.errstate(all="ignore"):  # overflow: non-finite scores, reported
+                K = self._kernel_matrix(_rows(Xb, start + rows), members)
+            margins = average_margins(*args, K=np.ascontiguousarray(K, dtype=np.float64))
         if margins is None:
-            raise _nonfinite_scores(Xr)
+            raise _nonfinite_scores(_rows(Xb, start + rows))
         return start + rows, margins
 
     def _model_norm(self):

@@ -8,12 +8,13 @@ that a stream records the same bins whatever calls it is split into:
 
 - :class:`MarginBins`: the bin of a margin and the recording of a round's
   margin into the bins (``_calibration.record_margins`` documents them);
-- :func:`margin_weights`, :func:`last_recorded`: the rounds whose margins
-  averaged models record, and their weights (the schedule of the
-  engine, ``_engine.pxd``'s ``cal_weight``);
-- :func:`average_margins`: the margins of rows under the averaged
-  hypothesis of their rounds, the pool's part summed in the order of its
-  members;
+- :func:`margin_weights`, :func:`last_recorded`, :func:`recorded_rows`:
+  the rounds whose margins averaged models record, and their weights (the
+  schedule of the engine, ``_engine.pxd``'s ``cal_weight``);
+- :func:`average_margins`: the margins of the recorded rows of a segment
+  of rounds under the averaged hypothesis of their rounds, the pool's part
+  summed in the order of its members (the kernel values of dense rows
+  computed here, in one call per segment);
 - :func:`fit_temperature`: the scale of the probabilities fitted to the
   bins;
 - :func:`log_probabilities`: the probabilities of scaled scores, the
@@ -29,6 +30,7 @@ from libc.string cimport memcpy
 
 import numpy as np
 
+from ._dense_rows cimport dense_kernel_row
 from ._engine cimport cal_last, cal_weight, margin_of
 
 
@@ -172,47 +174,111 @@ cdef double average_margin(const double[:, ::1] coef, const double* k, Py_ssize_
     return margin_of(f, y, coef.shape[1], &r)
 
 
-def average_margins(const double[:, ::1] K, const double[:, ::1] coef,
-                    const int64_t[::1] prefix, const double[:, ::1] live,
-                    const double[::1] rounds, const int64_t[::1] y):
-    """Margins of rows under the averages of their rounds (:func:`average_margin`).
+def average_margins(const int64_t[::1] rows, int64_t first_round, const double[:, ::1] live,
+                    const int64_t[::1] y, const double[:, ::1] pool_coef,
+                    const double[:, ::1] ret_coef, const int64_t[::1] ret_t, K=None, X=None,
+                    pool_X=None, ret_X=None, int kernel_code=-1, double gamma=0.0,
+                    double degree=0.0, double coef0=0.0):
+    """Margins of rows of a segment of rounds under the averages of their
+    rounds (:func:`average_margin`), the pool's part summed in its order.
+
+    The pool of row ``i``'s round holds the pool's members at the segment's
+    start followed by the members that left during the segment before that
+    round (``ret_t < round``), as the pool holds them when the rounds are
+    played one at a time.
 
     Parameters
     ----------
-    K : ndarray of shape (n_rows, n_members)
-        The kernel values of the rows with the members of the pool.
-    coef : ndarray of shape (n_members, n_coef_rows)
-        The members' running sums: one column for two classes, one per
-        class otherwise.
-    prefix : ndarray of shape (n_rows,)
-        How many of the members (the first) the average of each row's
-        round holds.
-    live : ndarray of shape (n_rows, n_coef_rows)
+    rows : ndarray of shape (n_rows,)
+        Increasing positions of the rows within the segment (of ``live``,
+        ``y``, ``X``); the round of position ``r`` is ``first_round + r``,
+        the number of hypotheses averaged.
+    first_round : int
+        The round of the segment's first row.
+    live : ndarray of shape (n_segment, n_coef_rows)
         The current members' part of each row's scores (summed running sums).
-    rounds : ndarray of shape (n_rows,)
-        The round of each row: the number of hypotheses averaged.
-    y : ndarray of shape (n_rows,)
+    y : ndarray of shape (n_segment,)
         The labels, -1/+1 or class indices.
+    pool_coef : ndarray of shape (n_pool, n_coef_rows)
+        The running sums of the pool's members at the segment's start: one
+        column for two classes, one per class otherwise.
+    ret_coef : ndarray of shape (n_retired, n_coef_rows)
+        Those of the members that left during the segment, in their order.
+    ret_t : ndarray of shape (n_retired,)
+        The round at which each left (nondecreasing).
+    K : ndarray of shape (n_rows, n_pool + n_retired), default=None
+        The kernel values of the rows with the pool's members then the
+        members that left. None: computed here from the dense rows ``X``
+        (of the segment), ``pool_X`` and ``ret_X`` by the compiled kernel
+        ``kernel_code``, each value as ``kernel_block`` computes it.
 
     Returns
     -------
     margins : ndarray of shape (n_rows,) or None
         None if a score is not finite.
     """
-    cdef Py_ssize_t i, n = K.shape[0]
-    cdef bint finite = True
+    cdef Py_ssize_t i, r, j = 0, n = rows.shape[0], R = live.shape[1]
+    cdef Py_ssize_t n0 = pool_coef.shape[0], m = ret_coef.shape[0], d = 0
+    cdef bint finite = True, direct = K is None
+    cdef double t
+    cdef const double[:, ::1] Kv
+    cdef const double[:, ::1] Xv
+    cdef const double[:, ::1] Pv
+    cdef const double[:, ::1] Rv
+    # The pool's running sums then those of the members that left: the
+    # members of the pool as the rounds see it, in its order.
+    cdef double[:, ::1] coef = np.empty((n0 + m, R))
+    if n0:
+        memcpy(&coef[0, 0], &pool_coef[0, 0], n0 * R * sizeof(double))
+    if m:
+        memcpy(&coef[n0, 0], &ret_coef[0, 0], m * R * sizeof(double))
+    # The kernel row of the direct path (one value more: &k[0] is valid
+    # without members).
+    cdef double[::1] k = np.zeros(n0 + m + 1)
+    if direct:
+        Xv, Pv, Rv = X, pool_X, ret_X
+        d = Xv.shape[1]
+    else:
+        Kv = K
     out = np.zeros(n)
     cdef double[::1] margins = out
-    cdef double[::1] f = np.empty(max(coef.shape[1], 1))
-    cdef double zero = 0.0
+    cdef double[::1] f = np.empty(max(R, 1))
     with nogil:
         for i in range(n):
-            margins[i] = average_margin(coef, &K[i, 0] if K.shape[1] else &zero, prefix[i],
-                                        &live[i, 0], rounds[i], y[i], &f[0])
+            r = rows[i]
+            t = <double>(first_round + r)
+            # ``searchsorted(ret_t, round, "left")``: the rows' rounds increase.
+            while j < m and ret_t[j] < first_round + r:
+                j += 1
+            if direct:
+                if n0:
+                    dense_kernel_row(kernel_code, &Xv[r, 0], &Pv[0, 0], n0, d, gamma, degree,
+                                     coef0, &k[0])
+                if m:
+                    dense_kernel_row(kernel_code, &Xv[r, 0], &Rv[0, 0], m, d, gamma, degree,
+                                     coef0, &k[n0])
+                margins[i] = average_margin(coef, &k[0], n0 + j, &live[r, 0], t, y[r], &f[0])
+            else:
+                margins[i] = average_margin(coef, &Kv[i, 0] if Kv.shape[1] else &k[0],
+                                            n0 + j, &live[r, 0], t, y[r], &f[0])
             if isnan(margins[i]):
                 finite = False
                 break
     return out if finite else None
+
+
+def recorded_rows(int64_t first_round, Py_ssize_t n):
+    """Positions ``r`` among the ``n`` rounds from ``first_round`` whose
+    margins an averaged model records (``cal_weight(first_round + r) > 0``),
+    in increasing order."""
+    cdef Py_ssize_t r, count = 0
+    out = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] rows = out
+    for r in range(n):
+        if cal_weight(first_round + r):
+            rows[count] = r
+            count += 1
+    return out[:count]
 
 
 def margin_weights(const int64_t[::1] rounds):

@@ -71,12 +71,19 @@ class _ScoringMixin:
         code = self._kernel_code
         if code is None or sp.issparse(X) or sp.issparse(Z) or not (X.shape[0] and Z.shape[0]):
             return self._kernel(X, Z)
-        if not _direct_pays(Z.shape[0], X.shape[0], X.shape[1], within_block=False):
+        if not self._by_differences(X.shape[0], Z.shape[0], X.shape[1]):
             with np.errstate(all="ignore"):  # overflow: recomputed below
                 K = self._kernel(X, Z)
             if np.isfinite(K).all():
                 return K
         return kernel_values(self._kernel, code, X, Z)
+
+    @staticmethod
+    def _by_differences(n_rows, n_members, n_features):
+        """Whether :meth:`_kernel_matrix` computes the values of ``n_rows``
+        dense rows with ``n_members`` rows (of a compiled kernel) from their
+        differences, without trying one ``pairwise_kernels`` call first."""
+        return _direct_pays(n_members, n_rows, n_features, within_block=False)
 
     @single_blas_thread()
     def _expansion(self, X, support_vectors, coef):

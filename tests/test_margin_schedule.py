@@ -7,7 +7,8 @@ from test_hardening import state
 
 import sklearn_budget
 from sklearn_budget import _calibration, _one_row
-from sklearn_budget._margins import last_recorded, margin_weights
+from sklearn_budget._dense_rows import KERNEL_CODES, kernel_block
+from sklearn_budget._margins import average_margins, last_recorded, margin_weights, recorded_rows
 from sklearn_budget.datasets import make_two_gaussians
 
 # Written out: stride 4 up to round 8192, then doubled at each doubling of
@@ -64,6 +65,72 @@ def test_the_schedule_is_the_written_out_reference():
 )
 def test_the_last_recorded_round(t, last):
     assert last_recorded(t) == last
+
+
+@pytest.mark.parametrize(
+    "first, n, rows",
+    [
+        (1, 20, [3, 7, 11, 15, 19]),  # rounds 4, 8, ..., 20
+        (5, 3, []),  # rounds 5..7
+        (8190, 40, [2, 10, 18, 26, 34]),  # 8192 at stride 4, then every 8th
+        (16380, 30, [4, 20]),  # 16384 at stride 8, then 16400 at stride 16
+    ],
+)
+def test_the_recorded_rows_of_a_segment(first, n, rows):
+    got = recorded_rows(first, n)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, rows)
+
+
+def test_average_margins_of_a_segment_by_hand():
+    # One feature, linear kernel: a pool member x=1 of running sum 2, and a
+    # member x=3 of running sum 5 that left at round 11, so that it is in
+    # the pool of rounds 12 on only. Rows x = 1, 2, 1 at rounds 10, 11, 12.
+    args = (
+        np.array([0, 1, 2]),
+        10,
+        np.array([[0.0], [0.0], [4.0]]),  # the current members' part
+        np.array([1, -1, 1]),
+        np.array([[2.0]]),
+        np.array([[5.0]]),
+        np.array([11]),
+    )
+    X, pool_X, ret_X = np.array([[1.0], [2.0], [1.0]]), np.array([[1.0]]), np.array([[3.0]])
+    expected = [2.0 / 10, -4.0 / 11, (2.0 + 15.0 + 4.0) / 12]
+    code = KERNEL_CODES["linear"]
+    direct = average_margins(*args, X=X, pool_X=pool_X, ret_X=ret_X, kernel_code=code)
+    np.testing.assert_array_equal(direct, expected)
+    K = np.array([[1.0, 3.0], [2.0, 6.0], [1.0, 3.0]])
+    np.testing.assert_array_equal(average_margins(*args, K=K), expected)
+    # A row skipped (position 1 not recorded): the others keep their rounds.
+    skip = (np.array([0, 2]),) + args[1:]
+    np.testing.assert_array_equal(average_margins(*skip, K=K[[0, 2]]), [expected[0], expected[2]])
+    # An overflowing score: None.
+    huge = args[:4] + (np.array([[1e308]]),) + args[5:]
+    assert average_margins(*huge, X=X * 1e10, pool_X=pool_X, ret_X=ret_X, kernel_code=code) is None
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "laplacian"])
+def test_average_margins_computes_kernel_blocks_values(kernel):
+    # The kernel values of dense rows computed in the call are kernel_block's
+    # (those of _kernel_matrix for few rows): the same margins as from them.
+    rng = np.random.default_rng(0)
+    n0, m, d, R, n = 7, 4, 3, 3, 9
+    X, pool_X, ret_X = rng.normal(size=(n, d)), rng.normal(size=(n0, d)), rng.normal(size=(m, d))
+    rows = np.array([0, 2, 3, 7])
+    args = (
+        rows,
+        100,
+        rng.normal(size=(n, R)),
+        rng.integers(0, R, n),
+        rng.normal(size=(n0, R)),
+        rng.normal(size=(m, R)),
+        np.array([100, 102, 102, 106]),
+    )
+    params = dict(kernel_code=KERNEL_CODES[kernel], gamma=0.7, degree=3.0, coef0=1.0)
+    direct = average_margins(*args, X=X, pool_X=pool_X, ret_X=ret_X, **params)
+    K = kernel_block(X[rows], np.concatenate([pool_X, ret_X]), params["kernel_code"], 0.7, 3.0, 1.0)
+    np.testing.assert_array_equal(direct, average_margins(*args, K=K))
 
 
 def stream(n):
