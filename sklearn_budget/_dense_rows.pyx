@@ -19,6 +19,8 @@ the buffers of a :class:`SparseScratch` across the blocks of a call), and
 from libc.math cimport NAN, isfinite
 from libc.string cimport memcpy
 
+import threading
+
 import numpy as np
 
 #: Kernels with a compiled form (the ``direct`` path).
@@ -53,6 +55,24 @@ def kernel_block(const double[:, ::1] X, const double[:, ::1] Z, kernel_code, do
         for i in range(m):
             dense_kernel_row(kind, &X[i, 0], &Z[0, 0], p, d, gamma, degree, coef0, &K[i, 0])
     return out
+
+
+# The heads of the lists of the calls without a scratch (a kernel matrix of
+# a few rows against a pool, the pool's Gram matrix): one array per thread,
+# all -1 between calls, where a new array of n_features heads filled with -1
+# at each call cost more than the index of a few rows.
+_thread_heads = threading.local()
+
+
+cdef object thread_heads(Py_ssize_t d):
+    """This thread's heads of lists by feature, at least ``d`` of them, all
+    -1: the call that takes them empties its lists before it returns (no
+    Python code runs while they hold entries, so one call holds them at a
+    time)."""
+    heads = getattr(_thread_heads, "heads", None)
+    if heads is None or heads.shape[0] < d:
+        heads = _thread_heads.heads = np.full(d, -1, dtype=np.intp)
+    return heads
 
 
 cdef class SparseScratch:
@@ -137,6 +157,8 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
     cdef bint lists = nnz <= 2 * d
     if scratch is None:
         scratch = SparseScratch(False)
+        if lists:
+            scratch.head = thread_heads(d)
     scratch.reserve(d, nnz, lists)
     out = scratch.output(n, m)
     cdef double[:, ::1] K = out
@@ -156,14 +178,7 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
                 for e in range(zp[j], zp[j + 1]):
                     zz[j] += zd[e] * zd[e]
         if lists:
-            # Pushed last to first: each list runs in increasing row, and
-            # within a row in the stored order.
-            for j in range(m - 1, -1, -1):
-                for e in range(zp[j + 1] - 1, zp[j] - 1, -1):
-                    k = zi[e]
-                    nxt[e] = head[k]
-                    head[k] = e
-                    row[e] = j
+            csr_lists(zi, zp, m, head, nxt, row)
         else:
             csr_by_feature(zd, zi, zp, m, d, first, fill, row, val)
         for i in range(n):
@@ -281,6 +296,24 @@ cdef void csr_by_feature(const double[::1] data, const Py_ssize_t[::1] indices,
             fill[k] = p + 1
             row[p] = j
             val[p] = data[e]
+
+
+cdef void csr_lists(const Py_ssize_t[::1] indices, const Py_ssize_t[::1] indptr,
+                    Py_ssize_t n_rows, Py_ssize_t[::1] head, Py_ssize_t[::1] nxt,
+                    Py_ssize_t[::1] row) noexcept nogil:
+    """The entries of CSR rows in linked lists by feature: ``head[k]`` the
+    first entry of feature ``k`` (-1: none; ``head`` all -1 on entry),
+    ``nxt[e]`` the next (-1: the last), ``row[e]`` the row of entry ``e``.
+    Pushed last to first: each list runs in increasing row, and within a
+    row in the stored order (the order of :func:`csr_by_feature`'s groups),
+    with no pass over all the features."""
+    cdef Py_ssize_t e, j, k
+    for j in range(n_rows - 1, -1, -1):
+        for e in range(indptr[j + 1] - 1, indptr[j] - 1, -1):
+            k = indices[e]
+            nxt[e] = head[k]
+            head[k] = e
+            row[e] = j
 
 
 cdef bint load_row(double[:, ::1] out, const double[:, :] X) noexcept:

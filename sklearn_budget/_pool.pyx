@@ -13,7 +13,7 @@ included) makes after its rounds.
 from libc.math cimport isfinite, sqrt
 from libc.string cimport memmove
 
-from ._dense_rows cimport csr_by_feature
+from ._dense_rows cimport csr_by_feature, csr_lists, thread_heads
 
 import numpy as np
 
@@ -230,26 +230,51 @@ def sparse_gram_products(X):
     cdef const Py_ssize_t[::1] xi = np.asarray(X.indices, dtype=np.intp)
     cdef const Py_ssize_t[::1] xp = np.asarray(X.indptr, dtype=np.intp)
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], nnz = xi.shape[0]
-    cdef Py_ssize_t i, j, f, k, p, t, u
+    cdef Py_ssize_t i, j, f, k, p, t, u, e
     cdef double a
     out = np.zeros((n, n))
     cdef double[:, ::1] K = out
-    # The entries of feature k at first[k]:first[k + 1], in increasing row
-    # (a stable counting sort by feature); fill[k]: its next free place.
-    cdef Py_ssize_t[::1] first = np.zeros(d + 1, dtype=np.intp)
-    cdef Py_ssize_t[::1] fill = np.empty(d + 1, dtype=np.intp)
+    # The index of sparse_rbf_exponents, chosen as it chooses: linked lists
+    # of the entries by feature (head[k] the first, this thread's heads;
+    # nxt[e] the next) where the rows have at most two entries per feature
+    # on average (high dimension: no pass over all the features; the
+    # products of 501 rows of 60 entries in 50,000 features in 0.7 of the
+    # time), else the entries of feature k at first[k]:first[k + 1] (a
+    # stable counting sort; fill[k]: its next free place). Both visit a
+    # feature's entries in increasing row.
+    cdef bint lists = nnz <= 2 * d
     cdef Py_ssize_t[::1] row = np.empty(nnz, dtype=np.intp)
-    cdef double[::1] val = np.empty(nnz)
+    cdef Py_ssize_t[::1] head, nxt, first, fill
+    cdef double[::1] val
+    if lists:
+        head = thread_heads(d)
+        nxt = np.empty(nnz, dtype=np.intp)
+    else:
+        first = np.zeros(d + 1, dtype=np.intp)
+        fill = np.empty(d + 1, dtype=np.intp)
+        val = np.empty(nnz)
     with nogil:
-        csr_by_feature(xd, xi, xp, n, d, first, fill, row, val)
+        if lists:
+            csr_lists(xi, xp, n, head, nxt, row)
+        else:
+            csr_by_feature(xd, xi, xp, n, d, first, fill, row, val)
         for i in range(n):
             for f in range(xp[i], xp[i + 1]):
                 a = xd[f]
                 k = xi[f]
-                p = first[k]
-                while p < first[k + 1] and row[p] <= i:
-                    K[i, row[p]] += a * val[p]
-                    p += 1
+                if lists:
+                    e = head[k]
+                    while e >= 0 and row[e] <= i:
+                        K[i, row[e]] += a * xd[e]
+                        e = nxt[e]
+                else:
+                    p = first[k]
+                    while p < first[k + 1] and row[p] <= i:
+                        K[i, row[p]] += a * val[p]
+                        p += 1
+        if lists:
+            for e in range(nnz):  # the lists emptied for the next call
+                head[xi[e]] = -1
         mirror_lower(K)
     return out
 

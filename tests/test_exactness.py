@@ -350,7 +350,8 @@ def test_sparse_gram_from_half_its_products_gives_the_bits_of_rbf_kernel(index_d
     # the products below the diagonal only and mirrors them: the same bits
     # as scikit-learn's rbf_kernel and as the rectangular path, on real
     # values of all magnitudes, whose exponents are not symmetric in their
-    # bits (only the products are), with empty rows and a lone feature.
+    # bits (only the products are), with empty rows and a lone feature, in
+    # low and high dimension (the two indexes of the entries by feature).
     from sklearn.metrics.pairwise import rbf_kernel
 
     from sklearn_budget._dense_rows import sparse_rbf_exponents
@@ -376,6 +377,19 @@ def test_sparse_gram_from_half_its_products_gives_the_bits_of_rbf_kernel(index_d
         assert np.array_equal(got, rectangular)
         asymmetric += not np.array_equal(got, got.T)
     assert asymmetric  # the case that mirroring the values would get wrong
+    # High dimension (at most two entries per feature on average): the
+    # products from linked lists of the entries, not the counting sort.
+    for trial in range(6):
+        n, d = rng.randint(2, 120), rng.randint(2_000, 20_000)
+        X = sp.random(n, d, density=rng.uniform(2, 20) / d, format="csr", random_state=rng)
+        X.data = rng.standard_normal(X.nnz) * rng.choice([1e-3, 0.3, 1.0], X.nnz)
+        X = sp.vstack([X, sp.csr_matrix((1, d)), X[:3]], format="csr")  # repeated rows
+        X.indices, X.indptr = X.indices.astype(index_dtype), X.indptr.astype(index_dtype)
+        assert X.has_canonical_format and X.nnz <= 2 * d
+        products = sparse_gram_products(X)
+        assert np.array_equal(products, products.T)
+        got = Kernel("rbf", gamma=0.3)(X, X)
+        assert np.array_equal(got, rbf_kernel(X, X, gamma=0.3))
 
 
 @pytest.mark.parametrize("same", [False, True])
