@@ -230,7 +230,7 @@ def sparse_gram_products(X):
     cdef const Py_ssize_t[::1] xi = np.asarray(X.indices, dtype=np.intp)
     cdef const Py_ssize_t[::1] xp = np.asarray(X.indptr, dtype=np.intp)
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], nnz = xi.shape[0]
-    cdef Py_ssize_t i, j, f, k, p, t, u, e
+    cdef Py_ssize_t i, f, k, p, e
     cdef double a
     out = np.zeros((n, n))
     cdef double[:, ::1] K = out
