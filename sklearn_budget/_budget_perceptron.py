@@ -124,12 +124,12 @@ _DEFAULTS_NOTES = """
 
     **Limits at budget 100.** On Adult (a9a) neither rule reaches 3
     points above the majority rate (0.766) with 100 members: the Budget
-    Perceptron's averaged model has median 0.766 and fell to 0.695 on one
+    Perceptron's averaged model has median 0.766 and fell to 0.686 on one
     seed of five, the Tighter Budget Perceptron's median is 0.786, and no
     setting of ``average`` and ``max_iter`` does better. On such data
     prefer
     :class:`RandomizedBudgetPerceptron`, :class:`Forgetron` or
-    :class:`BudgetedSGDClassifier` (0.842, 0.843, 0.846 at the same
+    :class:`BudgetedSGDClassifier` (0.841, 0.843, 0.846 at the same
     budget).
 
 {averaging}
