@@ -212,7 +212,9 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         # Matching pursuit among the members of largest function only: an
         # O(candidates budget^2) pursuit (see OMP_CANDIDATES).
         C = _largest(coef, kxx, OMP_CANDIDATES * budget)
-        Kc = K if C.size == rows.shape[0] else K[np.ix_(C, C)]
+        # Two takes: the same values as K[np.ix_(C, C)], at about a third
+        # of its time (no broadcast index iterator).
+        Kc = K if C.size == rows.shape[0] else K.take(C, axis=0).take(C, axis=1)
         S = C[omp_select(Kc, Kcoef[C], budget, OMP_TOL * kmax)]
     if S.size:
         # The pool's function fitted at the pool's own rows (the module's

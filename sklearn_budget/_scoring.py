@@ -50,7 +50,10 @@ class _ScoringMixin:
         """
         if "_state" not in vars(self):
             check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        return self._scores(self._validate_X(X, reset=False))
+
+    def _scores(self, X):
+        """:meth:`decision_function` of rows validated already."""
         if self._conversion == "vote":
             votes = self._votes(X) / max(self.vote_counts_.sum(), 1)
             return votes[:, 1] - votes[:, 0] if self._binary else votes

@@ -542,6 +542,11 @@ class _OnlineStreamMixin:
             f"{n_others} of always predicting the most frequent class"
         ]
 
+    def _predict_rows(self, X):
+        """``predict`` of rows validated already (the rows of a fit, see
+        :meth:`_warn_if_majority_does_as_well`)."""
+        return self.predict(X)
+
     def _warn_if_majority_does_as_well(self, second_half, X, rows, y, w):
         """``ConvergenceWarning`` of a fitted model that does no better than
         always predicting the most frequent class.
@@ -581,7 +586,7 @@ class _OnlineStreamMixin:
         with warnings.catch_warnings():
             # Validation has taken the feature names off the rows.
             warnings.filterwarnings("ignore", "X does not have valid feature names")
-            fitted = self.predict(_rows(X, _select(rows, slice(0, n, step))))
+            fitted = self._predict_rows(_rows(X, _select(rows, slice(0, n, step))))
             fitted_mistakes = int(np.sum(fitted != self.classes_[ys]))
         reasons = []
         if second_half is not None:

@@ -195,7 +195,9 @@ def test_a_fitted_model_worse_than_its_online_rounds_warns(monkeypatch):
     # by its own mistakes, counted on at most 2048 evenly spaced rows.
     X, y = moons(n=5000, noise=0.1)
     est = KernelPerceptron(max_iter=1, random_state=0)
-    monkeypatch.setattr(est, "predict", lambda rows: np.zeros(rows.shape[0], dtype=int))
+    # The check predicts the validated rows through _predict_rows (predict
+    # without its validation of X).
+    monkeypatch.setattr(est, "_predict_rows", lambda rows: np.zeros(rows.shape[0], dtype=int))
     found = convergence_warnings(est, X, y)
     assert len(found) == 1
     message = str(found[0].message)

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from _budget_references import GROWING_CASES, perceptron_rule, stoptron_rule
 from sklearn.metrics.pairwise import pairwise_kernels
 
-from sklearn_budget import KernelPassiveAggressive, KernelPerceptron, Stoptron
+from sklearn_budget import Forgetron, KernelPassiveAggressive, KernelPerceptron, Stoptron
 from sklearn_budget._rounds import _BLOCK_SIZE
 
 # Every test runs on both sources of kernel values (see conftest.kernel_path).
@@ -692,3 +692,24 @@ def test_budget_perceptron_member_scores_are_the_sums_of_their_definition(n_clas
             fresh += 1
             assert list(fS[n - 1]) == _member_score(alpha, gram, n, n - 1)
     assert refreshes and fresh
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Forgetron(budget=20, average=False, random_state=0),
+        lambda: Forgetron(budget=20, average=True, random_state=0),
+        lambda: KernelPerceptron(average="vote", random_state=0),
+    ],
+)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_end_of_fit_check_predicts_what_predict_does(make, sparse):
+    # The majority-class check scores rows of the validated X without
+    # validating them again: predict's classes, row by row.
+    rng = np.random.RandomState(3)
+    X = rng.standard_normal((300, 6)) * (rng.uniform(size=(300, 6)) < 0.5)
+    y = rng.randint(0, 3, 300)
+    X = sp.csr_matrix(X) if sparse else X
+    est = make().fit(X, y)
+    rows = X[::3]
+    assert np.array_equal(est._predict_rows(rows), est.predict(rows))
