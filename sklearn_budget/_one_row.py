@@ -499,16 +499,19 @@ def event_row(x, columns, n_features):
     return np.array([values], dtype=np.float64)
 
 
-def learn_event(est, x, columns, label):
+def learn_event(est, x, columns, label, code=None):
     """River's ``learn_one``: play the event ``x``, a dict of features
     (``columns`` maps a key to its column), of class index ``label``.
 
     Whether it was played: False, with nothing changed, where the one-row
     path does not apply or a value is not a finite number (the caller then
-    takes ``partial_fit``, and its messages).
+    takes ``partial_fit``, and its messages). ``code``: what the common
+    call, ``learn_guarded(_PATHS, est, x, columns, label)``, returned to a
+    caller that made it first (river's ``learn_one``); None: make it here.
     """
     # The common call, whole in compiled code (OneRow.learn), where it applies.
-    code = learn_guarded(_PATHS, est, x, columns, label)
+    if code is None:
+        code = learn_guarded(_PATHS, est, x, columns, label)
     if code == 0:
         return True
     if code > 0:  # undone
@@ -525,19 +528,22 @@ def learn_event(est, x, columns, label):
     return finite and _play_loaded_row(est, path, label, 1.0)
 
 
-def event_scores(est, x, columns, proba=False):
+def event_scores(est, x, columns, proba=False, guarded=False):
     """River's predictions: the scores of the event ``x`` (see
     :func:`learn_event`), a float for two classes and a list otherwise, or
     None where the one-row path does not apply or a value is not a finite
     number (then ``decision_function`` decides). ``proba``: the list of the
-    probabilities of ``predict_proba`` instead (up to rounding).
+    probabilities of ``predict_proba`` instead (up to rounding);
+    ``guarded``: the common call of ``proba``,
+    ``proba_guarded(_PATHS, est, x, columns)``, already answered None to
+    the caller (river's ``predict_proba_one``), which made it first.
 
     The scores of the last hypothesis, computed as the next round computes
     them, or those of the average of the rounds played (averaged models):
     the pool and the current members, not compressed, whose compression
     within the budget ``decision_function`` scores.
     """
-    if proba:
+    if proba and not guarded:
         # The common call, whole in compiled code, where the scale is kept.
         out = proba_guarded(_PATHS, est, x, columns)
         if out is not None:

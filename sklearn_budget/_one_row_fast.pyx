@@ -11,8 +11,9 @@ stream, what a call of many rows builds once per call.
 # Authors: The sklearn-budget developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
-from cpython.exc cimport PyErr_CheckSignals, PyErr_SetInterrupt
+from cpython.dict cimport PyDict_Next, PyDict_SetItem, PyDict_Size
+from cpython.exc cimport PyErr_CheckSignals, PyErr_Clear, PyErr_SetInterrupt
+from cpython.list cimport PyList_GET_ITEM
 from cpython.object cimport PyObject
 from libc.math cimport NAN, exp, isfinite
 from libc.stdint cimport int64_t
@@ -24,6 +25,21 @@ from ._dense_rows cimport dense_kernel_row, load_event, load_row
 from ._engine cimport Engine, Rule, cal_last, cal_weight
 from ._margins cimport MarginBins, average_margin, average_scores, fit_scale, log_proba
 from ._pool cimport finite_sums
+
+cdef extern from "Python.h":
+    PyObject* _get_item_with_error "PyDict_GetItemWithError"(object d, object key)
+
+
+cdef inline PyObject* get_item(object d, object key) noexcept:
+    """``d[key]`` (borrowed) or NULL, as ``PyDict_GetItem`` gives it (an
+    error of the lookup is cleared), without the saving and restoring of the
+    current exception that ``PyDict_GetItem`` pays on every call: none is
+    pending where this module looks up, a dozen times an event."""
+    cdef PyObject* value = _get_item_with_error(d, key)
+    if value is NULL:
+        PyErr_Clear()
+    return value
+
 
 # The rows and columns of the Gram matrix journaled in a round (at most 4):
 # a removal and an addition write two; past them the matrix is copied.
@@ -250,13 +266,25 @@ cdef class OneRow:
         return self._binds(state)
 
     cdef bint _binds(self, object state) noexcept:
-        cdef Py_ssize_t i
-        if state is not self.state or len(self.state) != len(self.names):
+        # The entries in the order of the dict, without a lookup by name (two
+        # calls of each event ask): as many entries, each the (key, array)
+        # recorded at its position, are exactly the arrays recorded. A dict
+        # whose entries moved (deleted, inserted again) is refused, and the
+        # caller binds another object to it.
+        cdef Py_ssize_t pos = 0, i = 0, n = len(self.names)
+        cdef PyObject* key
+        cdef PyObject* value
+        if state is not self.state or PyDict_Size(state) != n:
             return False
-        for i in range(len(self.names)):
-            if self.state.get(self.names[i]) is not self.arrays[i]:
+        while PyDict_Next(state, &pos, &key, &value):
+            if (
+                i == n
+                or key != PyList_GET_ITEM(self.names, i)
+                or value != PyList_GET_ITEM(self.arrays, i)
+            ):
                 return False
-        return True
+            i += 1
+        return i == n
 
     def fits(self):
         """Whether the next round needs neither more room nor the blocked path."""
@@ -510,23 +538,23 @@ cdef class OneRow:
         guarded, unchanged (:meth:`guard`), with no feature names."""
         cdef PyObject* value
         cdef object kernel
-        if not self.guarded or PyDict_GetItem(attrs, "feature_names_in_") is not NULL:
+        if not self.guarded or get_item(attrs, "feature_names_in_") is not NULL:
             return False
-        value = PyDict_GetItem(attrs, "_state")
+        value = get_item(attrs, "_state")
         if value is NULL or not self._binds(<object>value):
             return False
         if not same_entries(attrs, self.g_names, self.g_values):
             return False
-        value = PyDict_GetItem(attrs, "classes_")
+        value = get_item(attrs, "classes_")
         if value is NULL or value != <PyObject*>self.g_classes:
             return False
-        value = PyDict_GetItem(attrs, "_rng")
+        value = get_item(attrs, "_rng")
         if value is NULL or value != <PyObject*>self.g_rng:
             return False
-        value = PyDict_GetItem(self.g_globals, "_FORCE_PATH")
+        value = get_item(self.g_globals, "_FORCE_PATH")
         if value is NULL or not (value == <PyObject*>self.g_force or <object>value == self.g_force):
             return False
-        value = PyDict_GetItem(attrs, "_kernel")
+        value = get_item(attrs, "_kernel")
         if value is NULL:
             return False
         kernel = <object>value
@@ -563,12 +591,12 @@ cdef class OneRow:
         cdef Engine e = self.engine
         if not self.valid_for(attrs):
             return -1
-        value = PyDict_GetItem(attrs, "_n_seen")
+        value = get_item(attrs, "_n_seen")
         if value is NULL or type(<object>value) is not int:
             return -1
         index_ = <object>value
         try:
-            if not self.load_dict(x, index):
+            if not load_event(self.xb, x, index):
                 return -1
         except (TypeError, ValueError, OverflowError):
             return -1
@@ -581,7 +609,7 @@ cdef class OneRow:
         # entry, whose weak reference is kept: the next refit of the scale
         # (published_scale) then finds an entry, where making one costs a
         # weak reference and Python calls.
-        entry = PyDict_GetItem(self.g_published, key)
+        entry = get_item(self.g_published, key)
         if entry is not NULL and (<tuple><object>entry)[1]:
             dropped = ((<tuple><object>entry)[0], {})
         y = (2 * label - 1) if self.g_binary else label
@@ -712,13 +740,13 @@ cdef class OneRow:
         (:meth:`refit_scale`), without the Python calls of a refit (a
         quarter of the events of an averaged stream refit it)."""
         cdef object key = id(est), cache, value
-        cdef PyObject* entry = PyDict_GetItem(self.r_published, key)
+        cdef PyObject* entry = get_item(self.r_published, key)
         cdef double scale, start = NAN
         cache = self.r_new_published(est) if entry is NULL else (<tuple><object>entry)[1]
         value = cache.get("proba_scale_")
         if value is not None:
             return value
-        entry = PyDict_GetItem(self.r_hints, key)
+        entry = get_item(self.r_hints, key)
         if entry is not NULL:
             start = (<tuple><object>entry)[1]
         scale = self._fit_scale(start, self.r_min_scale)
@@ -729,13 +757,19 @@ cdef class OneRow:
             self.r_hints[key] = ((<tuple><object>entry)[0], scale)
         return scale
 
-    def proba_event(self, object est, dict x, dict index):
+    def proba_event(self, object est, dict x, dict index, list labels=None):
         """River's ``predict_proba_one`` of ``est``: the probabilities of the
-        event ``x`` (see :meth:`proba_of_scores`) with the scale of the
-        rounds played (``scale_value``; refitted here if they changed it and
-        :meth:`refit_scale` allows), where the stream's state is the one
-        bound and the scores are finite; else None (the Python side
-        decides, and fits the scale)."""
+        event ``x`` (see :meth:`proba_of_scores`; with ``labels``, river's
+        dict of them) with the scale of the rounds played (``scale_value``;
+        refitted here if they changed it and :meth:`refit_scale` allows),
+        where the stream's state is the one bound and the scores are finite;
+        else None (the Python side decides, and fits the scale)."""
+        return self._proba_event(est, x, index, labels)
+
+    # The methods that a call of an event runs are C functions here, their
+    # Python methods wrappers for the Python side: a Python method call is
+    # a lookup by name and an argument parse, several times an event.
+    cdef object _proba_event(self, object est, dict x, dict index, list labels):
         cdef dict attrs = est.__dict__
         cdef PyObject* value
         cdef int64_t t = self.counters[1]
@@ -744,21 +778,21 @@ cdef class OneRow:
             t = cal_last(t)
         if (
             (t != self.scale_round and not self.refits)
-            or PyDict_GetItem(attrs, "feature_names_in_") is not NULL
+            or get_item(attrs, "feature_names_in_") is not NULL
         ):
             return None
-        value = PyDict_GetItem(attrs, "_state")
+        value = get_item(attrs, "_state")
         if value is NULL or not self._binds(<object>value):
             return None
-        value = PyDict_GetItem(attrs, "_conversion")
+        value = get_item(attrs, "_conversion")
         if value is NULL:
             return None
         conversion = <object>value
         try:
             if conversion == "last":
-                scores = self.score_dict(x, index)
+                scores = self._score_dict(x, index)
             elif conversion == "average" or conversion == "exact":
-                scores = self.average_dict(x, index)
+                scores = self._average_dict(x, index)
             else:
                 return None
         except (TypeError, ValueError, OverflowError):
@@ -768,7 +802,7 @@ cdef class OneRow:
         if t != self.scale_round:
             self.scale_value = self.published_scale(est)
             self.scale_round = t
-        return self.proba_of_scores(self.scale_value)
+        return self._proba_of_scores(self.scale_value, labels)
 
     def average_dict(self, dict x, dict index):
         """Scores of the event ``x`` under the average of the rounds played:
@@ -777,10 +811,13 @@ cdef class OneRow:
         the budget), in ``O((pool + members) n_features)``, as the rounds
         compute it. As :meth:`score_dict`: a float for two classes, else a
         list; None if a value or a score is not finite."""
+        return self._average_dict(x, index)
+
+    cdef object _average_dict(self, dict x, dict index):
         cdef Engine e = self.engine
         cdef Py_ssize_t c, m
         self.seen = False
-        if not self.load_dict(x, index):
+        if not load_event(self.xb, x, index):
             return None
         self.sync()
         if e.t == 0:
@@ -802,16 +839,29 @@ cdef class OneRow:
             return e.f[0]
         return [e.f[c] for c in range(e.R)]
 
-    def proba_of_scores(self, double scale):
+    def proba_of_scores(self, double scale, list labels=None):
         """The probabilities of the scores just computed (by :meth:`score_dict`
         or :meth:`average_dict`) with the probability scale ``scale``, as
-        ``predict_proba`` computes them (``_margins.log_proba``), as a list."""
+        ``predict_proba`` computes them (``_margins.log_proba``), as a list,
+        or with ``labels`` (one per class) the dict of each label's
+        probability (river's ``predict_proba_one``)."""
+        return self._proba_of_scores(scale, labels)
+
+    cdef object _proba_of_scores(self, double scale, list labels):
         cdef Engine e = self.engine
-        cdef Py_ssize_t c
+        cdef Py_ssize_t c, n = 2 if e.R == 1 else e.R
+        cdef dict out
         for c in range(e.R):
             e.v[c] = scale * e.f[c]
         log_proba(&e.v[0], e.R, &self.log_p[0])
-        return [exp(self.log_p[c]) for c in range(2 if e.R == 1 else e.R)]
+        if labels is None:
+            return [exp(self.log_p[c]) for c in range(n)]
+        if len(labels) != n:
+            raise ValueError(f"{n} labels expected; got {len(labels)}.")
+        out = {}
+        for c in range(n):
+            out[labels[c]] = exp(self.log_p[c])
+        return out
 
     def fit_scale(self, double start, double min_scale):
         """The probability scale fitted to the bins bound (as
@@ -832,10 +882,13 @@ cdef class OneRow:
         under the current hypothesis, in the engine's arithmetic: the scores
         its next round would compute. A float for two classes, else a list;
         None if a value or a score is not finite."""
+        return self._score_dict(x, index)
+
+    cdef object _score_dict(self, dict x, dict index):
         cdef Engine e = self.engine
         cdef Py_ssize_t c
         self.seen = False
-        if not self.load_dict(x, index):
+        if not load_event(self.xb, x, index):
             return None
         self.sync()
         e.j = 0
@@ -853,7 +906,7 @@ def learn_guarded(dict paths, object est, dict x, dict index, int64_t label):
     """:meth:`OneRow.learn` of the one-row path of ``est`` in ``paths`` (a
     ``WeakCache``'s entries: id -> (weak reference, path)), if it has a
     guarded one; else -1, nothing done."""
-    cdef PyObject* entry = PyDict_GetItem(paths, id(est))
+    cdef PyObject* entry = get_item(paths, id(est))
     if entry is NULL:
         return -1
     fast = getattr((<object>entry)[1], "fast", None)
@@ -862,16 +915,16 @@ def learn_guarded(dict paths, object est, dict x, dict index, int64_t label):
     return (<OneRow>fast)._learn(est, x, index, label)
 
 
-def proba_guarded(dict paths, object est, dict x, dict index):
+def proba_guarded(dict paths, object est, dict x, dict index, list labels=None):
     """:meth:`OneRow.proba_event` of the one-row path of ``est`` in
     ``paths`` (as :func:`learn_guarded`), or None."""
-    cdef PyObject* entry = PyDict_GetItem(paths, id(est))
+    cdef PyObject* entry = get_item(paths, id(est))
     if entry is NULL:
         return None
     fast = getattr((<object>entry)[1], "fast", None)
     if type(fast) is not OneRow:
         return None
-    return (<OneRow>fast).proba_event(est, x, index)
+    return (<OneRow>fast)._proba_event(est, x, index, labels)
 
 
 def same_entries(dict attrs, tuple names, tuple values):
@@ -886,7 +939,7 @@ def same_entries(dict attrs, tuple names, tuple values):
     if len(names) != len(values):
         return False
     for i in range(len(names)):
-        value = PyDict_GetItem(attrs, names[i])
+        value = get_item(attrs, names[i])
         if value is NULL or value != <PyObject*>values[i]:
             return False
     return True

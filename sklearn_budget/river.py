@@ -39,6 +39,17 @@ import numpy as np
 
 import sklearn_budget as _sklearn_budget
 from sklearn_budget import _one_row
+from sklearn_budget._base import BaseKernelOnlineClassifier as _KernelBase
+
+# The hooks of the kernel estimators for river (``_base``) call the compiled
+# one-row path (``_one_row.learn_event``, ``event_scores``), whose common
+# call is whole in compiled code (``learn_guarded``, ``proba_guarded``):
+# while an estimator's hooks are these, the classifiers below make that call
+# themselves, without the two Python calls on the way (about a tenth of an
+# event of progressive validation). Asked at each event: a hook replaced
+# later is called.
+_KERNEL_LEARN = _KernelBase._partial_fit_event
+_KERNEL_SCORES = _KernelBase._event_scores
 
 # A river classifier feeds its estimator one-row ``partial_fit`` calls: every
 # estimator of the package that has the method has one, of the same name
@@ -117,7 +128,14 @@ class _RiverClassifier(_river_base.Classifier):
             # The compiled one-row path reads the dict itself; anything it
             # does not take (a value that is not a finite number, a stream
             # it does not cover) goes through partial_fit and its messages.
-            fast = self._fast_labels and estimator._partial_fit_event(x, self._column_index, j)
+            columns = self._column_index
+            if not self._fast_labels:
+                fast = False
+            elif type(estimator)._partial_fit_event is _KERNEL_LEARN:
+                code = _one_row.learn_guarded(_one_row._PATHS, estimator, x, columns, j)
+                fast = code == 0 or _one_row.learn_event(estimator, x, columns, j, code)
+            else:
+                fast = estimator._partial_fit_event(x, columns, j)
             if not fast:
                 estimator.partial_fit(self._row(x), self._label_rows[j])
             return
@@ -167,7 +185,17 @@ class _RiverClassifier(_river_base.Classifier):
         if self.estimator_ is None:
             return dict.fromkeys(labels, 1.0 / len(labels))
         estimator = self.estimator_
-        proba = self._fast_labels and estimator._event_scores(x, self._column_index, True)
+        columns = self._column_index
+        if not self._fast_labels:
+            proba = None
+        elif type(estimator)._event_scores is _KERNEL_SCORES:
+            # The common call gives the dict itself.
+            proba = _one_row.proba_guarded(_one_row._PATHS, estimator, x, columns, labels)
+            if proba is not None:
+                return proba
+            proba = _one_row.event_scores(estimator, x, columns, True, guarded=True)
+        else:
+            proba = estimator._event_scores(x, columns, True)
         if proba:
             return dict(zip(labels, proba))
         row = self._row(x)

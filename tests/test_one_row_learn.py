@@ -156,6 +156,48 @@ def test_the_compiled_probabilities_are_the_general_paths(name, average, n_class
     assert compiled > 0.9 * len(y)
 
 
+def test_a_state_whose_entries_moved_is_bound_again():
+    # The compiled calls check the state's entries in the order recorded
+    # (OneRow.binds): the same arrays in another order are refused, the path
+    # is bound again, and the events give what they give on an untouched
+    # model; an array replaced is refused as well.
+    X, y, events = _events(120)
+    moved, _ = _model("Forgetron", average=True)
+    kept, _ = _model("Forgetron", average=True)
+    outputs = {id(moved): [], id(kept): []}
+    for i, (x, label) in enumerate(zip(events, y)):
+        if i == 60:
+            state = moved.estimator_._state
+            fast = _one_row._ONE_ROW.get(moved.estimator_).fast
+            assert fast.binds(state)
+            state["alpha"] = state.pop("alpha")  # the same array, last
+            assert not fast.binds(state)
+            state["alpha"] = state["alpha"].copy()
+            assert not fast.binds(state)
+        for model in (moved, kept):
+            outputs[id(model)].append(model.predict_proba_one(x))
+            model.learn_one(x, label)
+    assert outputs[id(moved)] == outputs[id(kept)]
+    assert _one_row._ONE_ROW.get(moved.estimator_).fast.binds(moved.estimator_._state)
+    _assert_same_estimator(moved.estimator_, kept.estimator_)
+
+
+def test_river_probabilities_need_a_label_per_class():
+    X, y, events = _events(30, n_classes=3)
+    model, _ = _model("Forgetron", n_classes=3)
+    for x, label in zip(events, y):
+        model.learn_one(x, label)
+    est, columns = model.estimator_, model._column_index
+    labels = [0, 1, 2]
+    proba = _one_row.proba_guarded(_one_row._PATHS, est, events[0], columns, labels)
+    # The list of the same call, keyed by the labels in their order.
+    listed = _one_row.proba_guarded(_one_row._PATHS, est, events[0], columns)
+    assert list(proba) == labels and list(proba.values()) == listed
+    assert listed == pytest.approx(est.predict_proba(X[:1])[0].tolist(), rel=1e-9)
+    with pytest.raises(ValueError, match="3 labels expected; got 2"):
+        _one_row.proba_guarded(_one_row._PATHS, est, events[0], columns, labels[:2])
+
+
 @pytest.fixture
 def python_sigint():
     """Python's own SIGINT handler during the test (a runner may install another)."""

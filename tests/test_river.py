@@ -130,16 +130,24 @@ def test_events_give_the_model_of_one_partial_fit_call(name, kw, monkeypatch):
     params = _sklearn_params(name, **kw)
     model = getattr(sbr, name)(**params)
     # The events played on the compiled one-row path (the round of
-    # _OneRowPath.play, or the whole call in compiled code: OneRow.learn).
+    # _OneRowPath.play, or the whole call in compiled code: OneRow.learn,
+    # which river's learn_one makes itself, then hands the rest on to
+    # learn_event).
     played = {"n": 0}
-    original = _one_row.learn_event
+    original_event, original_guarded = _one_row.learn_event, _one_row.learn_guarded
 
     def learn_event(*args):
-        done = original(*args)
+        done = original_event(*args)
         played["n"] += bool(done)
         return done
 
+    def learn_guarded(*args):
+        code = original_guarded(*args)
+        played["n"] += code == 0
+        return code
+
     monkeypatch.setattr(_one_row, "learn_event", learn_event)
+    monkeypatch.setattr(_one_row, "learn_guarded", learn_guarded)
     for x, label in zip(events, y):
         model.learn_one(x, bool(label))
     ref = getattr(sklearn_budget, name)(**params).partial_fit(X, y, classes=[False, True])
