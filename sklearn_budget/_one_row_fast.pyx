@@ -757,19 +757,17 @@ cdef class OneRow:
             self.r_hints[key] = ((<tuple><object>entry)[0], scale)
         return scale
 
-    def proba_event(self, object est, dict x, dict index, list labels=None):
+    # The methods that a call of an event runs are C functions here (and
+    # the Python methods below, where the Python side calls them too,
+    # wrappers): a Python method call is a lookup by name and an argument
+    # parse, several times an event.
+    cdef object proba_event(self, object est, dict x, dict index, list labels):
         """River's ``predict_proba_one`` of ``est``: the probabilities of the
         event ``x`` (see :meth:`proba_of_scores`; with ``labels``, river's
         dict of them) with the scale of the rounds played (``scale_value``;
         refitted here if they changed it and :meth:`refit_scale` allows),
         where the stream's state is the one bound and the scores are finite;
         else None (the Python side decides, and fits the scale)."""
-        return self._proba_event(est, x, index, labels)
-
-    # The methods that a call of an event runs are C functions here, their
-    # Python methods wrappers for the Python side: a Python method call is
-    # a lookup by name and an argument parse, several times an event.
-    cdef object _proba_event(self, object est, dict x, dict index, list labels):
         cdef dict attrs = est.__dict__
         cdef PyObject* value
         cdef int64_t t = self.counters[1]
@@ -839,15 +837,15 @@ cdef class OneRow:
             return e.f[0]
         return [e.f[c] for c in range(e.R)]
 
-    def proba_of_scores(self, double scale, list labels=None):
+    def proba_of_scores(self, double scale):
         """The probabilities of the scores just computed (by :meth:`score_dict`
         or :meth:`average_dict`) with the probability scale ``scale``, as
-        ``predict_proba`` computes them (``_margins.log_proba``), as a list,
-        or with ``labels`` (one per class) the dict of each label's
-        probability (river's ``predict_proba_one``)."""
-        return self._proba_of_scores(scale, labels)
+        ``predict_proba`` computes them (``_margins.log_proba``), as a list."""
+        return self._proba_of_scores(scale, None)
 
     cdef object _proba_of_scores(self, double scale, list labels):
+        """:meth:`proba_of_scores`, or with ``labels`` (one per class) the
+        dict of each label's probability (river's ``predict_proba_one``)."""
         cdef Engine e = self.engine
         cdef Py_ssize_t c, n = 2 if e.R == 1 else e.R
         cdef dict out
@@ -924,7 +922,7 @@ def proba_guarded(dict paths, object est, dict x, dict index, list labels=None):
     fast = getattr((<object>entry)[1], "fast", None)
     if type(fast) is not OneRow:
         return None
-    return (<OneRow>fast)._proba_event(est, x, index, labels)
+    return (<OneRow>fast).proba_event(est, x, index, labels)
 
 
 def same_entries(dict attrs, tuple names, tuple values):
