@@ -212,10 +212,9 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         # Matching pursuit among the members of largest function only: an
         # O(candidates budget^2) pursuit (see OMP_CANDIDATES).
         C = _largest(coef, kxx, OMP_CANDIDATES * budget)
-        # Two takes: the same values as K[np.ix_(C, C)], at about a third
-        # of its time (no broadcast index iterator).
-        Kc = K if C.size == rows.shape[0] else K.take(C, axis=0).take(C, axis=1)
-        S = C[omp_select(Kc, Kcoef[C], budget, OMP_TOL * kmax)]
+        # The candidates' values read in K where they are (no gather of
+        # their block: a step of the pursuit reads one of its rows).
+        S = C[omp_select(K, Kcoef[C], budget, OMP_TOL * kmax, C)]
     if S.size:
         # The pool's function fitted at the pool's own rows (the module's
         # docstring): the normal equations of min ||K_{pool,S} c - K acc||^2,

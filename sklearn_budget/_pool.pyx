@@ -126,7 +126,7 @@ cdef extern from *:
                             double tol, Py_ssize_t n) noexcept nogil
 
 
-def omp_select(const double[:, ::1] K, Kcoef, Py_ssize_t budget, double tol):
+def omp_select(const double[:, ::1] K, Kcoef, Py_ssize_t budget, double tol, candidates=None):
     """Members kept by kernel orthogonal matching pursuit, in increasing order.
 
     ``K`` is the Gram matrix of the candidates ``x_j`` and ``Kcoef`` the
@@ -144,15 +144,31 @@ def omp_select(const double[:, ::1] K, Kcoef, Py_ssize_t budget, double tol):
     so the kept ones' Gram matrix stays positive definite. Stops at
     ``budget`` members or when no candidate adds to the span. ``O(n
     budget^2)`` time for ``n`` candidates.
+
+    ``candidates``: the rows of ``K`` that are the candidates, when ``K``
+    is the Gram matrix of more rows (``Kcoef`` then has a row per
+    candidate, and the positions returned are in ``candidates``): the
+    pursuit reads the candidates' values where they are, as from
+    ``K[np.ix_(candidates, candidates)]``, without gathering that block
+    (most of it is never read: a step reads one row).
     """
-    cdef Py_ssize_t n = K.shape[0], R
+    cdef Py_ssize_t n, R
     cdef Py_ssize_t s, j, c, p, m = 0
     cdef double gain, piv
+    if K.shape[1] != K.shape[0]:
+        raise ValueError(f"K has shape ({K.shape[0]}, {K.shape[1]}), not a square matrix.")
+    rows = np.arange(K.shape[0]) if candidates is None else np.ascontiguousarray(
+        candidates, dtype=np.intp
+    )
+    if rows.size and not (0 <= rows.min() and rows.max() < K.shape[0]):
+        raise ValueError(f"candidates must be rows of K, in [0, {K.shape[0]}).")
+    cdef const Py_ssize_t[::1] cand = rows
+    n = cand.shape[0]
     budget = min(budget, n)
     # <f - P_S f, k(x_j, .)>, from <f, k(x_j, .)>, updated in place below.
     cdef double[:, ::1] r = np.array(Kcoef, dtype=np.float64, order="C", ndmin=2)
     if r.shape[0] != n:
-        raise ValueError(f"Kcoef has {r.shape[0]} rows, K has {n}.")
+        raise ValueError(f"Kcoef has {r.shape[0]} rows, for {n} candidates.")
     R = r.shape[1]
     cdef double[:, ::1] L = np.empty((max(budget, 1), n))
     cdef double[::1] resid = np.empty(n)
@@ -161,7 +177,7 @@ def omp_select(const double[:, ::1] K, Kcoef, Py_ssize_t budget, double tol):
     chosen = np.empty(budget, dtype=np.intp)
     cdef Py_ssize_t[::1] out = chosen
     for j in range(n):
-        resid[j] = K[j, j]
+        resid[j] = K[cand[j], cand[j]]
     with nogil:
         # The gains of the first step; each step computes those of the next
         # in its pass over the members (the same arithmetic as one pass of
@@ -182,7 +198,7 @@ def omp_select(const double[:, ::1] K, Kcoef, Py_ssize_t budget, double tol):
             # (stored as row s, so that every loop runs along a row).
             piv = sqrt(resid[p])
             for j in range(n):
-                L[s, j] = K[p, j]
+                L[s, j] = K[cand[p], cand[j]]
             # The kept directions subtracted in the order of q.
             sb_pool_subtract_rows(&L[0, 0], n, s, p)
             for j in range(n):
@@ -333,17 +349,28 @@ def symmetric_rbf_gram(double[:, ::1] K, double gamma, X=None):
     P = &K[0, 0]
     with nogil:
         if d:
+            # The sum from 0.0 in feature order, times g: its first term
+            # written (0.0 + v * v is v * v), its last added with the product
+            # by g: d passes over the row, not d + 2, the same bits.
             for i in range(n):
                 off = i * (i + 1) // 2
+                c = XT[0, i]
                 for j in range(i):
-                    P[off + j] = 0.0
-                for a in range(d):
+                    v = c - XT[0, j]
+                    P[off + j] = v * v
+                for a in range(1, d - 1):
                     c = XT[a, i]
                     for j in range(i):
                         v = c - XT[a, j]
                         P[off + j] += v * v
-                for j in range(i):
-                    P[off + j] *= g
+                if d > 1:
+                    c = XT[d - 1, i]
+                    for j in range(i):
+                        v = c - XT[d - 1, j]
+                        P[off + j] = (P[off + j] + v * v) * g
+                else:
+                    for j in range(i):
+                        P[off + j] *= g
                 P[off + i] = 0.0 * g
         else:
             for i in range(n):  # the norms, before any packed row covers them

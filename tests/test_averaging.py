@@ -522,16 +522,20 @@ def test_symmetric_rbf_gram_is_one_triangle_mirrored():
         assert np.array_equal(K, K.T)
         # One exp of the same exponent, possibly by another of numpy's loops.
         np.testing.assert_array_max_ulp(K, expected, maxulp=1)
-        # From the rows: the squared differences summed in feature order.
-        squares = np.zeros((n, n))
-        for a in range(X.shape[1]):
-            squares += (X[:, None, a] - X[None, :, a]) ** 2
-        expected = np.exp(np.tril(squares * -gamma))
-        expected = np.tril(expected) + np.tril(expected, -1).T
-        K = np.full((n, n), np.nan)  # never read
-        symmetric_rbf_gram(K, gamma, X)
-        assert np.array_equal(K, K.T)
-        np.testing.assert_array_max_ulp(K, expected, maxulp=1)
+        # From the rows: the squared differences summed in feature order,
+        # for one feature and more (the sum's first and last terms are
+        # written in passes of their own).
+        for d in (1, 2, 3, 8):
+            Xd = rng.randn(n, d) * rng.choice([0.1, 1.0, 10.0])
+            squares = np.zeros((n, n))
+            for a in range(d):
+                squares += (Xd[:, None, a] - Xd[None, :, a]) ** 2
+            expected = np.exp(np.tril(squares * -gamma))
+            expected = np.tril(expected) + np.tril(expected, -1).T
+            K = np.full((n, n), np.nan)  # never read
+            symmetric_rbf_gram(K, gamma, Xd)
+            assert np.array_equal(K, K.T)
+            np.testing.assert_array_max_ulp(K, expected, maxulp=1)
     with pytest.raises(ValueError, match="square"):
         symmetric_rbf_gram(np.zeros((2, 3)), 0.4)
     with pytest.raises(ValueError, match="shape"):
@@ -589,7 +593,14 @@ def test_omp_select_approximates_a_function_beyond_its_candidates():
         for budget in (1, 5, 20):
             expected = _omp_reference(KC, K[C] @ coef, budget, 1e-10)
             assert np.array_equal(omp_select(KC, K[C] @ coef, budget, 1e-10), expected)
+            # The candidates named in the whole Gram matrix: the same choice,
+            # read where the values are.
+            assert np.array_equal(omp_select(K, K[C] @ coef, budget, 1e-10, C), expected)
     other = K @ rng.randn(50, 1)
     assert omp_select(K, other, 1, 1e-10).tolist() == [np.argmax(other[:, 0] ** 2)]
     with pytest.raises(ValueError, match="rows"):
         omp_select(K, other[:10], 3, 1e-10)
+    with pytest.raises(ValueError, match="candidates must be rows of K"):
+        omp_select(K, other[:2], 1, 1e-10, np.array([0, 50]))
+    with pytest.raises(ValueError, match="square"):
+        omp_select(K[:10], other[:10], 1, 1e-10)
