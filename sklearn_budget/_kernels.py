@@ -212,6 +212,32 @@ _ROUNDS_CHUNK = 32
 _GRAM_DIFFERENCES_MAX = 8
 
 
+class CSRRows:
+    """Float64 CSR rows given by their arrays, a ``csr_matrix`` made only if asked.
+
+    The rows of a block of rounds and the members before them, views of the
+    buffers of the call's blocks (``_rounds._BlockRows``): the compiled
+    kernel of sparse rbf rows reads the arrays (``data``, ``indices``,
+    ``indptr``, ``shape``), and scipy's constructor of a matrix of them
+    (a few tens of microseconds, a copy of views of a larger buffer) is paid
+    only by the other kernels (:meth:`matrix`).
+    """
+
+    __slots__ = ("data", "indices", "indptr", "shape", "_matrix")
+
+    def __init__(self, data, indices, indptr, shape):
+        self.data, self.indices, self.indptr, self.shape = data, indices, indptr, shape
+        self._matrix = None
+
+    def matrix(self):
+        """The rows as a ``csr_matrix``."""
+        if self._matrix is None:
+            self._matrix = sp.csr_matrix(
+                (self.data, self.indices, self.indptr), shape=self.shape, copy=False
+            )
+        return self._matrix
+
+
 def _is_csr64(X):
     return sp.issparse(X) and X.format == "csr" and X.dtype == np.float64
 
@@ -372,7 +398,8 @@ class Kernel:
     def rounds_block(self, Xb, Z, n_members, scratch=None):
         """The kernel values that a block of rounds reads, ``K(Xb, Z)``.
 
-        ``Z`` is ``n_members`` members followed by the rows of ``Xb``. The
+        ``Z`` is ``n_members`` members followed by the rows of ``Xb`` (rows
+        or :class:`CSRRows`). The
         round of row ``j`` reads its values with the members and with the
         rows of the block before it (those that joined); for the rbf kernel
         of CSR rows only those are computed, by chunks of
@@ -385,7 +412,8 @@ class Kernel:
         of the call's blocks (the values are then a view of its buffer,
         valid until the next block), or None.
         """
-        if not (self.kernel == "rbf" and _is_csr64(Xb) and _is_csr64(Z)):
+        if not (self.kernel == "rbf" and _is_csr64(Xb) and (type(Z) is CSRRows or _is_csr64(Z))):
+            Z = Z.matrix() if type(Z) is CSRRows else Z
             return np.ascontiguousarray(self(Xb, Z), dtype=np.float64)
         chunk = _ROUNDS_CHUNK
         K = sparse_rbf_exponents(Xb, Z, self.gamma, False, n_members, chunk, scratch)

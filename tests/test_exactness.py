@@ -560,6 +560,88 @@ def test_stacked_rows_of_csr_are_those_of_scipy_vstack():
     assert np.array_equal(_stack_rows(A, X, [4, 0, 4]), np.vstack([A, X[[4, 0, 4]]]))
 
 
+def test_block_rows_in_reused_buffers_are_those_of_scipy_indexing():
+    # A sparse call's blocks gather their rows after the members' in one of
+    # two buffers, and the members that stay into the other (_BlockRows):
+    # through blocks that grow the buffers, shrink and grow the members, the
+    # block's rows, the members followed by them and the members kept are
+    # scipy's indexing of the rows, to the data, indices and pointers.
+    from sklearn_budget._rounds import _BlockRows
+
+    rng = np.random.RandomState(8)
+    X = _messy_csr(rng, 400, 60, np.int64)
+    X.data[:] = rng.standard_normal(X.nnz)
+    members = X[:0]
+    est = Forgetron(budget=5).fit(X[:2], [0, 1])  # an estimator of sparse rows
+    est._sv_sparse = X[[3, 3, 0]]
+    rows = _BlockRows(est._sv_sparse, 4, 3)  # room for too few: grown as needed
+    members = np.array([3, 3, 0])
+    for trial in range(40):
+        block = rng.randint(0, 400, rng.randint(0, 40)) if trial % 3 else slice(7, 7 + trial)
+        Xb, Z = rows.block(X, block)
+        picked = np.arange(400)[block]
+        stacked = np.concatenate([members, picked])
+        for got, expected in [(Xb, X[picked]), (Z, X[stacked])]:
+            assert got.shape == expected.shape
+            for name in ("data", "indices", "indptr"):
+                assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+        cols = rng.permutation(stacked.size)[: rng.randint(0, 30)]
+        kept = rows.keep(cols)
+        members = stacked[cols]
+        expected = X[members]
+        assert type(kept) is sp.csr_matrix and kept.shape == expected.shape
+        for name in ("data", "indices", "indptr"):
+            a, b = getattr(kept, name), getattr(expected, name)
+            assert a.dtype == np.int32 or name == "data"
+            assert np.array_equal(a, b), name
+
+
+@pytest.mark.parametrize("average", [False, True])
+def test_members_of_a_sparse_stream_are_its_rows_and_a_call_keeps_earlier_ones(average):
+    # The members of a sparse stream are views of the buffers of the call's
+    # blocks: after blocks of removals they are the rows of X at their
+    # stream indices, a later call never writes the rows of the members
+    # before it, and a call that fails leaves them as they were.
+    rng = np.random.RandomState(2)
+    X = sp.random(1_700, 500, density=0.02, format="csr", random_state=rng)
+    y = rng.randint(0, 2, X.shape[0])
+    est = Forgetron(budget=30, gamma=0.1, average=average, random_state=0)
+    est.fit(X[:900], y[:900])
+    assert est.n_mistakes_ > 4 * est.budget  # removals in most blocks
+
+    def check_members():
+        sv, ref = est._sv, X[est._state["idx"][: est._n]]
+        for name in ("data", "indices", "indptr"):
+            assert np.array_equal(getattr(sv, name), getattr(ref, name)), name
+
+    check_members()
+    before = est._sv
+    saved = [a.copy() for a in (before.data, before.indices, before.indptr)]
+    scores = est.decision_function(X[:50])
+    est.partial_fit(X[900:1_100], y[900:1_100])
+    check_members()
+    for a, b in zip((before.data, before.indices, before.indptr), saved):
+        assert np.array_equal(a, b)
+    before = est._sv
+    saved = [a.copy() for a in (before.data, before.indices, before.indptr)]
+    scores = est.decision_function(X[:50])
+    calls = []
+
+    def failing_block_end(*args):
+        calls.append(1)
+        if len(calls) == 2:  # the second block: after the first one's rows moved
+            raise RuntimeError("interrupted")
+
+    est._block_end = failing_block_end
+    with pytest.raises(RuntimeError, match="interrupted"):
+        est.partial_fit(X[1_100:], y[1_100:])
+    del est._block_end
+    assert est._sv is before
+    for a, b in zip((before.data, before.indices, before.indptr), saved):
+        assert np.array_equal(a, b)
+    assert np.array_equal(est.decision_function(X[:50]), scores)
+
+
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_csr_index_type_is_the_one_scipy_chooses(index_dtype):
     # The CSR rows of the rounds and of the pool are built with their index
