@@ -233,7 +233,7 @@ class _BlockRows:
         self._bufs = [self._new(n_rows, nnz), self._new(n_rows, nnz)]
         self._n = self._m = members.shape[0]  # members, rows of Z, in self._bufs[0]
         rows = np.arange(self._n, dtype=np.intp)
-        self._put(0, (members.data, members.indices, members.indptr), rows, 0)
+        self._put((members.data, members.indices, members.indptr), rows, 0)
 
     @classmethod
     def of(cls, est, X, block_size):
@@ -261,9 +261,9 @@ class _BlockRows:
     def _new(n_rows, nnz):
         return [np.empty(nnz), np.empty(nnz, dtype=np.int32), np.zeros(n_rows + 1, dtype=np.int32)]
 
-    def _put(self, which, csr, rows, at):
-        """Rows ``rows`` of the CSR arrays ``csr`` into buffer ``which`` from row ``at``."""
-        buf = self._bufs[which]
+    def _put(self, csr, rows, at):
+        """Rows ``rows`` of the CSR arrays ``csr`` into buffer 0 from row ``at``."""
+        buf = self._bufs[0]
         if buf[2].shape[0] < at + rows.shape[0] + 1:
             buf[2] = _grown(buf[2], at + rows.shape[0] + 1, at + 1)
         if gather_csr_rows_into(*csr, rows, *buf, at) < 0:
@@ -294,7 +294,7 @@ class _BlockRows:
             rows = np.asarray(rows, dtype=np.intp)
         n = self._n
         self._m = n + rows.shape[0]
-        self._put(0, (X.data, X.indices, X.indptr), rows, n)
+        self._put((X.data, X.indices, X.indptr), rows, n)
         return self._matrix(n, self._m), self._views(0, self._m)
 
     def keep(self, cols):
@@ -302,7 +302,7 @@ class _BlockRows:
         cols = np.asarray(cols, dtype=np.intp)
         self._bufs.reverse()
         data, indices, ptr = self._bufs[1]
-        self._put(0, (data, indices, ptr[: self._m + 1]), cols, 0)
+        self._put((data, indices, ptr[: self._m + 1]), cols, 0)
         self._n = self._m = cols.shape[0]
         return self._matrix(0, self._n)
 
