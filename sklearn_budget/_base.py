@@ -46,8 +46,10 @@ from ._dense_rows import KERNEL_CODES
 from ._kernels import (
     KERNELS,
     NONNEGATIVE_KERNELS,
+    CSRRows,
     Kernel,
     _KernelStateMixin,
+    as_matrix,
     entry_variance,
     is_nonnegative_kernel,
     resolve_gamma,
@@ -328,6 +330,9 @@ class BaseKernelOnlineClassifier(
         """Rows of the members, in position order."""
         if self._dense:
             return self._state["Xs"][: self._n]
+        if type(self._sv_sparse) is CSRRows:
+            # Between the blocks of a call: the buffers' views (_rounds._BlockRows).
+            self._sv_sparse = self._sv_sparse.matrix()
         return self._sv_sparse
 
     def _reset(self, X, from_partial_fit=False):
@@ -404,6 +409,7 @@ class BaseKernelOnlineClassifier(
         return True
 
     def _as_stream_format(self, X):
+        X = as_matrix(X)
         if self._dense:
             return X.toarray() if sp.issparse(X) else np.ascontiguousarray(X)
         return X if sp.issparse(X) else sp.csr_matrix(X)

@@ -166,6 +166,15 @@ def entry_variance(X):
             return X.var()
         # Var[X] = E[X^2] - E[X]^2 over all entries, computed without densifying.
         n = X.shape[0] * X.shape[1]
+        if X.format == "csr" and X.dtype == np.float64 and X.has_canonical_format:
+            # The sums of X.sum() and X.multiply(X).sum() (scipy sums the
+            # stored values of a matrix in canonical form), without the
+            # matrix of squares, whose sum first checks its format (a pass
+            # over the indices: a fifth of the time of gamma='scale').
+            data = X.data
+            squares = np.square(data)
+            sum_squares = squares.sum() if squares.all() else X.multiply(X).sum()
+            return sum_squares / n - (data.sum() / n) ** 2
         mean = X.sum() / n
         return _squares(X).sum() / n - mean**2
 
@@ -238,6 +247,11 @@ class CSRRows:
         return self._matrix
 
 
+def as_matrix(X):
+    """``X``, or the ``csr_matrix`` of a :class:`CSRRows`."""
+    return X.matrix() if type(X) is CSRRows else X
+
+
 def _is_csr64(X):
     return sp.issparse(X) and X.format == "csr" and X.dtype == np.float64
 
@@ -263,6 +277,10 @@ def _sparse_rbf(X, Y, gamma):
         K = sparse_rbf_exponents(X, Y, gamma, Y is X)
     np.exp(K, out=K)
     return K
+
+
+def _is_csr_rows(X):
+    return type(X) is CSRRows or _is_csr64(X)
 
 
 def _is_dense64(X):
@@ -354,9 +372,11 @@ class Kernel:
         """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` as a dense array.
 
         ``X`` and ``Y`` are 2-D arrays or scipy sparse matrices with the same
-        number of columns; they must already be validated. Always in one job:
-        the values are then the same bits in any joblib context.
+        number of columns (or :class:`CSRRows`); they must already be
+        validated. Always in one job: the values are then the same bits in
+        any joblib context.
         """
+        X, Y = as_matrix(X), as_matrix(Y)
         if Y.shape[0] == 0 or X.shape[0] == 0:
             return np.zeros((X.shape[0], Y.shape[0]))
         if self.kernel in NONNEGATIVE_KERNELS:
@@ -398,8 +418,8 @@ class Kernel:
     def rounds_block(self, Xb, Z, n_members, scratch=None):
         """The kernel values that a block of rounds reads, ``K(Xb, Z)``.
 
-        ``Z`` is ``n_members`` members followed by the rows of ``Xb`` (rows
-        or :class:`CSRRows`). The
+        ``Z`` is ``n_members`` members followed by the rows of ``Xb`` (each
+        rows or :class:`CSRRows`). The
         round of row ``j`` reads its values with the members and with the
         rows of the block before it (those that joined); for the rbf kernel
         of CSR rows only those are computed, by chunks of
@@ -412,8 +432,7 @@ class Kernel:
         of the call's blocks (the values are then a view of its buffer,
         valid until the next block), or None.
         """
-        if not (self.kernel == "rbf" and _is_csr64(Xb) and (type(Z) is CSRRows or _is_csr64(Z))):
-            Z = Z.matrix() if type(Z) is CSRRows else Z
+        if not (self.kernel == "rbf" and _is_csr_rows(Xb) and _is_csr_rows(Z)):
             return np.ascontiguousarray(self(Xb, Z), dtype=np.float64)
         chunk = _ROUNDS_CHUNK
         K = sparse_rbf_exponents(Xb, Z, self.gamma, False, n_members, chunk, scratch)
@@ -473,14 +492,15 @@ class Kernel:
         """The values ``k(x, x)`` for each row of ``X``, without a Gram matrix."""
         kernel = self.kernel
         n = X.shape[0]
+        if kernel in ("rbf", "laplacian", "chi2"):
+            return np.ones(n)
+        X = as_matrix(X)
         if callable(kernel):
             # Through pairwise_kernels, so the callable sees rows exactly as
             # it does for the kernel matrix.
             return np.array(
                 [self(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(n)], dtype=np.float64
             )
-        if kernel in ("rbf", "laplacian", "chi2"):
-            return np.ones(n)
         if kernel == "additive_chi2":
             return np.zeros(n)
         if kernel == "cosine":

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 
 from ._dense_rows import SparseScratch, gather_csr_rows, gather_csr_rows_into
 from ._engine import Engine
-from ._kernels import CSRRows, single_blas_thread
+from ._kernels import CSRRows, as_matrix, single_blas_thread
 
 # Rows per block: the unit of kernel work of the blocked path, and of the
 # calls into the compiled loop (an interrupt is seen between blocks).
@@ -91,6 +91,8 @@ def _overflow_message(X, w, what):
 
 
 def _vstack(A, B):
+    """The rows of ``A`` followed by those of ``B`` (rows or :class:`~._kernels.CSRRows`)."""
+    A, B = as_matrix(A), as_matrix(B)
     if type(A) is sp.csr_matrix and type(B) is sp.csr_matrix and A.shape[1] == B.shape[1]:
         return _append_rows(A, B.data, B.indices, B.indptr)
     if sp.issparse(A) or sp.issparse(B):
@@ -104,8 +106,10 @@ def _rows(X, rows):
     For a ``csr_matrix`` the rows are gathered here, in their stored order
     (as scipy's indexing gathers them, the same matrix): scipy's indexing
     costs about a hundred microseconds a call, several times per block of
-    rounds. Other rows are indexed (a slice of dense rows is a view).
+    rounds. Other rows are indexed (a slice of dense rows is a view; the
+    rows of a :class:`~._kernels.CSRRows` are those of its matrix).
     """
+    X = as_matrix(X)
     if type(X) is not sp.csr_matrix:
         return X[rows]
     indptr = X.indptr
@@ -180,7 +184,7 @@ def _stack_rows(A, X, rows):
     """
     csr = type(X) is sp.csr_matrix or type(X) is CSRRows
     if not (type(A) is sp.csr_matrix and csr and A.shape[1] == X.shape[1]):
-        return _vstack(A, _rows(X.matrix() if type(X) is CSRRows else X, rows))
+        return _vstack(A, _rows(X, rows))
     return _append_rows(A, *gather_csr_rows(X.data, X.indices, X.indptr, rows))
 
 
@@ -216,11 +220,14 @@ class _BlockRows:
     ``Z``, ``Xb`` and the members are views of a buffer, the same matrices
     as :func:`_rows` and :func:`_vstack` give (with 32-bit indices), and no
     rows are allocated per block (fresh arrays of tens of thousands of
-    entries cost page faults, and ``Z`` a scipy construction: a one-pass fit
-    of issue 29's rows of 50,000 features at a budget of 100 takes about 4%
-    less CPU time; the same at a budget of 1,000). ``Z`` is a
-    :class:`~._kernels.CSRRows`, a matrix only for the kernels that ask for
-    one.
+    entries cost page faults: a one-pass fit of issue 29's rows of 50,000
+    features at a budget of 100 takes about 4% less CPU time; the same at a
+    budget of 1,000). All three are :class:`~._kernels.CSRRows`, a scipy
+    matrix only for the code that asks for one (a construction costs tens
+    of microseconds: two a block were 15% of that fit, whose rbf kernel
+    reads the arrays); the members are held so between the blocks of a
+    call (``_sv_sparse``, a matrix when read through ``_sv`` and at the
+    call's end).
 
     A view is overwritten two blocks later: rows kept across blocks are
     copied (the pool's, those of an error set, the scorer of the average).
@@ -273,10 +280,6 @@ class _BlockRows:
             buf[0], buf[1] = _grown(buf[0], need, keep), _grown(buf[1], need, keep)
             gather_csr_rows_into(*csr, rows, *buf, at)
 
-    def _matrix(self, start, stop):
-        """Rows ``start:stop`` of buffer 0, a ``csr_matrix`` of views."""
-        return self._views(start, stop).matrix()
-
     def _views(self, start, stop):
         """Rows ``start:stop`` of buffer 0, as the views of a :class:`~._kernels.CSRRows`."""
         data, indices, ptr = self._bufs[0]
@@ -295,7 +298,7 @@ class _BlockRows:
         n = self._n
         self._m = n + rows.shape[0]
         self._put((X.data, X.indices, X.indptr), rows, n)
-        return self._matrix(n, self._m), self._views(0, self._m)
+        return self._views(n, self._m), self._views(0, self._m)
 
     def keep(self, cols):
         """The members at the block's end, the rows ``cols`` of its ``Z``."""
@@ -304,7 +307,7 @@ class _BlockRows:
         data, indices, ptr = self._bufs[1]
         self._put((data, indices, ptr[: self._m + 1]), cols, 0)
         self._n = self._m = cols.shape[0]
-        return self._matrix(0, self._n)
+        return self._views(0, self._n)
 
 
 def _grown(a, need, keep):
@@ -510,6 +513,9 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force, order=None):
         est._block_end(rule, Xb, Z)
         if on_block is not None:
             on_block()
+    if type(getattr(est, "_sv_sparse", None)) is CSRRows:
+        # The members as a matrix (the buffers' views) for the fitted model.
+        est._sv_sparse = est._sv_sparse.matrix()
     # The last update of a call has no later round whose scores would show
     # it. The coefficients are alpha times the global scale (budgeted SGD).
     if not np.isfinite(est._state["alpha"][: est._n] * est._state["scale"][0]).all():

@@ -564,8 +564,10 @@ def test_block_rows_in_reused_buffers_are_those_of_scipy_indexing():
     # A sparse call's blocks gather their rows after the members' in one of
     # two buffers, and the members that stay into the other (_BlockRows):
     # through blocks that grow the buffers, shrink and grow the members, the
-    # block's rows, the members followed by them and the members kept are
-    # scipy's indexing of the rows, to the data, indices and pointers.
+    # block's rows, the members followed by them and the members kept (all
+    # CSRRows) are scipy's indexing of the rows, to the data, indices and
+    # pointers.
+    from sklearn_budget._kernels import CSRRows
     from sklearn_budget._rounds import _BlockRows
 
     rng = np.random.RandomState(8)
@@ -589,7 +591,7 @@ def test_block_rows_in_reused_buffers_are_those_of_scipy_indexing():
         kept = rows.keep(cols)
         members = stacked[cols]
         expected = X[members]
-        assert type(kept) is sp.csr_matrix and kept.shape == expected.shape
+        assert type(kept) is CSRRows and kept.shape == expected.shape
         for name in ("data", "indices", "indptr"):
             a, b = getattr(kept, name), getattr(expected, name)
             assert a.dtype == np.int32 or name == "data"

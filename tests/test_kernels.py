@@ -150,8 +150,17 @@ def _square_cases():
     tiny.data[3] = 1e-200  # its square underflows to zero: scipy's product drops it
     stored_zero = X.copy()
     stored_zero.data[5] = 0.0
+    # Enough entries (of spread magnitudes) for numpy's pairwise sums to
+    # group them in blocks: the sums of the values, not scipy's matrices.
+    rng = np.random.RandomState(4)
+    large = sp.random(400, 300, density=0.2, format="csr", random_state=rng)
+    large.data *= 10.0 ** rng.uniform(-6, 6, large.nnz)
+    shifted = large.copy()  # a mean that weighs in the variance
+    shifted.data = 1e3 + rng.uniform(0, 1, large.nnz)
     return {
         "canonical": X,
+        "large": large,
+        "large, shifted": shifted,
         "csr_array": sp.csr_array(X),
         "float32": X.astype(np.float32),
         "int64 indices": sp.csr_matrix(
@@ -168,7 +177,8 @@ def _square_cases():
 @pytest.mark.parametrize("case", list(_square_cases()))
 def test_squares_of_sparse_rows_are_scipys_product(case):
     # gamma='scale' sums the squares of the entries: the same matrix as
-    # scipy's X.multiply(X), hence the same gamma, whatever the rows' form.
+    # scipy's X.multiply(X), hence the same gamma (the same bits), whatever
+    # the rows' form.
     from sklearn_budget._kernels import _squares, entry_variance
 
     X = _square_cases()[case]
