@@ -126,7 +126,7 @@ def _row_sq_norms(X):
 def _nonfinite_scores(X):
     return ValueError(
         "Non-finite scores: the kernel values of X with the support vectors "
-        f"overflowed (largest |x|: {abs(X).max():.3g}). Scale X as the training "
+        f"overflowed (largest |x|: {abs(as_matrix(X)).max():.3g}). Scale X as the training "
         "data were scaled."
     )
 
@@ -269,7 +269,7 @@ def _sparse_rbf(X, Y, gamma):
     average) from half its products (:func:`~sklearn_budget._pool.sparse_gram_products`),
     the same bits.
     """
-    if Y is X and X.has_canonical_format:
+    if Y is X and type(X) is not CSRRows and X.has_canonical_format:
         K = sparse_gram_products(X)
         xx = K.diagonal().copy()  # the squared norms (the products' diagonal)
         dense_rbf_exponents(K, xx, xx, gamma, True)
@@ -376,7 +376,8 @@ class Kernel:
         validated. Always in one job: the values are then the same bits in
         any joblib context.
         """
-        X, Y = as_matrix(X), as_matrix(Y)
+        if not (self.kernel == "rbf" and _is_csr_rows(X) and _is_csr_rows(Y)):
+            X, Y = as_matrix(X), as_matrix(Y)
         if Y.shape[0] == 0 or X.shape[0] == 0:
             return np.zeros((X.shape[0], Y.shape[0]))
         if self.kernel in NONNEGATIVE_KERNELS:
@@ -386,7 +387,7 @@ class Kernel:
         if self.kernel == "laplacian":
             # scikit-learn's sparse Manhattan distances take 32-bit indices only.
             X, Y = _int32_indices(X), _int32_indices(Y)
-        if self.kernel == "rbf" and _is_csr64(X) and _is_csr64(Y):
+        if self.kernel == "rbf" and _is_csr_rows(X) and _is_csr_rows(Y):
             return _sparse_rbf(X, Y, self.gamma)
         if _dense_rbf_pair(self, X, Y):
             # pairwise_kernels' validation costs more than the values of the

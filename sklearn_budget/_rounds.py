@@ -106,10 +106,14 @@ def _rows(X, rows):
     For a ``csr_matrix`` the rows are gathered here, in their stored order
     (as scipy's indexing gathers them, the same matrix): scipy's indexing
     costs about a hundred microseconds a call, several times per block of
-    rounds. Other rows are indexed (a slice of dense rows is a view; the
-    rows of a :class:`~._kernels.CSRRows` are those of its matrix).
+    rounds. Other rows are indexed (a slice of dense rows is a view); the
+    rows of a :class:`~._kernels.CSRRows` are gathered into one (the
+    recorded rows of a block, whose kernel values read the arrays).
     """
-    X = as_matrix(X)
+    if type(X) is CSRRows:
+        rows = np.arange(*rows.indices(X.shape[0])) if isinstance(rows, slice) else rows
+        rows = np.asarray(rows, dtype=np.intp)
+        return CSRRows(*gather_csr_rows(X.data, X.indices, X.indptr, rows), (rows.size, X.shape[1]))
     if type(X) is not sp.csr_matrix:
         return X[rows]
     indptr = X.indptr

@@ -17,7 +17,7 @@ from sklearn.utils._chunking import get_chunk_n_rows
 from sklearn.utils.validation import check_is_fitted
 
 from ._calibration import log_probabilities
-from ._kernels import _nonfinite_scores, kernel_values, single_blas_thread
+from ._kernels import CSRRows, _nonfinite_scores, kernel_values, single_blas_thread
 from ._rounds import _direct_pays
 
 
@@ -72,7 +72,8 @@ class _ScoringMixin:
         huge member that the rounds, and so the model, handle.
         """
         code = self._kernel_code
-        if code is None or sp.issparse(X) or sp.issparse(Z) or not (X.shape[0] and Z.shape[0]):
+        sparse = sp.issparse(X) or sp.issparse(Z) or type(X) is CSRRows or type(Z) is CSRRows
+        if code is None or sparse or not (X.shape[0] and Z.shape[0]):
             return self._kernel(X, Z)
         if not self._by_differences(X.shape[0], Z.shape[0], X.shape[1]):
             with np.errstate(all="ignore"):  # overflow: recomputed below
