@@ -345,6 +345,51 @@ def test_sparse_rbf_gives_the_bits_of_rbf_kernel(same):
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_sparse_rbf_of_few_rows_against_many_gives_the_bits_of_rbf_kernel(index_dtype):
+    # A few rows against many (an averaged model's recorded rows against its
+    # pool) take the lists of the few rows' entries, walked by the many's:
+    # the same products in the same order for rows in increasing feature,
+    # hence rbf_kernel's bits, on values of all magnitudes, with empty rows,
+    # a lone shared feature, duplicate rows, in high and low dimension; rows
+    # out of order or with repeated features take the other index.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._kernels import CSRRows, Kernel
+
+    rng = np.random.RandomState(3)
+    kernel = Kernel("rbf", gamma=0.3)
+
+    def random_rows(n, d, k):  # n rows of up to k distinct features each, sorted
+        idx = [np.unique(rng.randint(0, d, rng.randint(0, k + 1))) for _ in range(n)]
+        indptr = np.concatenate([[0], np.cumsum([i.size for i in idx])])
+        data = rng.uniform(0.5, 1.5, indptr[-1])
+        return sp.csr_matrix((data, np.concatenate(idx), indptr), shape=(n, d))
+
+    for trial in range(30):
+        if trial % 3:  # high dimension: few shared features
+            d, n, k = rng.randint(5_000, 50_000), rng.randint(1, 20), 60
+        else:  # low: many shared features, summed in order
+            d, n, k = rng.randint(20, 300), rng.randint(1, 6), 60
+        X = random_rows(n, d, min(k, d // 3))
+        Y = random_rows(rng.randint(60, 300), d, min(k, d // 3))
+        X.data *= 10.0 ** rng.uniform(-3, 3, X.nnz)
+        Y.data = rng.standard_normal(Y.nnz) * 10.0 ** rng.uniform(-3, 3, Y.nnz)
+        if X.shape[0] > 2:
+            X[1] = 0.0  # an empty row
+            X.eliminate_zeros()
+            Y[:3] = X[:3]  # rows shared by the two sides: distance 0
+        for M in (X, Y):
+            M.indices, M.indptr = M.indices.astype(index_dtype), M.indptr.astype(index_dtype)
+        if trial % 5 == 4:
+            X = _messy_csr(rng, 4, d, index_dtype)  # unsorted and repeated: the other index
+        expected = rbf_kernel(X, Y, gamma=0.3)
+        assert np.array_equal(kernel(X, Y), expected)
+        # The rows as the rounds hold them (views of a buffer's arrays).
+        rows = CSRRows(X.data, X.indices, X.indptr, X.shape)
+        assert np.array_equal(kernel(rows, Y), expected)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_sparse_gram_from_half_its_products_gives_the_bits_of_rbf_kernel(index_dtype):
     # The Gram matrix of canonical CSR rows (the averaged model's pool) sums
     # the products below the diagonal only and mirrors them: the same bits
