@@ -46,7 +46,6 @@ from ._dense_rows import KERNEL_CODES
 from ._kernels import (
     KERNELS,
     NONNEGATIVE_KERNELS,
-    CSRRows,
     Kernel,
     _KernelStateMixin,
     as_matrix,
@@ -330,9 +329,8 @@ class BaseKernelOnlineClassifier(
         """Rows of the members, in position order."""
         if self._dense:
             return self._state["Xs"][: self._n]
-        if type(self._sv_sparse) is CSRRows:
-            # Between the blocks of a call: the buffers' views (_rounds._BlockRows).
-            self._sv_sparse = self._sv_sparse.matrix()
+        # Between the blocks of a call, the buffers' views (_rounds._BlockRows).
+        self._sv_sparse = as_matrix(self._sv_sparse)
         return self._sv_sparse
 
     def _reset(self, X, from_partial_fit=False):

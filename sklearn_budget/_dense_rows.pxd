@@ -104,5 +104,6 @@ cdef object thread_heads(Py_ssize_t d)
 cdef void csr_lists(const Py_ssize_t[::1] indices, const Py_ssize_t[::1] indptr,
                     Py_ssize_t n_rows, Py_ssize_t[::1] head, Py_ssize_t[::1] nxt,
                     Py_ssize_t[::1] row, Py_ssize_t base=*) noexcept nogil
+cdef void empty_lists(const Py_ssize_t[::1] indices, Py_ssize_t[::1] head) noexcept nogil
 cdef bint load_row(double[:, ::1] out, const double[:, :] X) noexcept
 cdef bint load_event(double[:, ::1] out, dict x, dict index) except -1

@@ -162,8 +162,14 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
     cdef double a, g = -gamma
     cdef Py_ssize_t d = X.shape[1], nnz = zi.shape[0], p
     cdef bint lists = nnz <= 2 * d, shared = scratch is None
+    cdef double[::1] xx = np.zeros(n)
+    cdef double[::1] zz = xx if same else np.zeros(m)
+    with nogil:
+        csr_sq_norms(xd, xp, xx)
+        if not same:
+            csr_sq_norms(zd, zp, zz)
     if shared and lower < 0 and not same and _walk_z(xi, xp, zi, zp, d):
-        return _exponents_by_z(xd, xi, xp, zd, zi, zp, m, d, g)
+        return _exponents_by_z(xd, xi, xp, zd, zi, zp, xx, zz, d, g)
     if shared:
         scratch = SparseScratch(False)
         if lists:
@@ -172,21 +178,12 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
     cdef Py_ssize_t base = scratch.base
     out = scratch.output(n, m)
     cdef double[:, ::1] K = out
-    cdef double[::1] xx = np.zeros(n)
-    cdef double[::1] zz = xx if same else np.zeros(m)
     # Lists: head[k] - base the first entry of Z in feature k (negative: none), nxt[e]
     # the next. Transposed: the entries of feature k at first[k]:first[k + 1].
     cdef Py_ssize_t[::1] head = scratch.head, nxt = scratch.nxt, row = scratch.row
     cdef Py_ssize_t[::1] first = scratch.first, fill = scratch.fill
     cdef double[::1] val = scratch.val
     with nogil:
-        for i in range(n):
-            for e in range(xp[i], xp[i + 1]):
-                xx[i] += xd[e] * xd[e]
-        if not same:
-            for j in range(m):
-                for e in range(zp[j], zp[j + 1]):
-                    zz[j] += zd[e] * zd[e]
         if lists:
             csr_lists(zi, zp, m, head, nxt, row, base)
         else:
@@ -215,8 +212,7 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
                         p += 1
             rbf_exponents(&K[i, 0], lim, i, xx[i], &zz[0], same, g)
         if lists and shared:
-            for e in range(nnz):  # the lists emptied for the next call
-                head[zi[e]] = -1
+            empty_lists(zi, head)
     if lists and not shared:
         scratch.base = base + nnz  # the lists of this call, all below it
     return out
@@ -252,7 +248,8 @@ cdef bint _strictly_sorted(const Py_ssize_t[::1] indices, const Py_ssize_t[::1] 
 cdef object _exponents_by_z(const double[::1] xd, const Py_ssize_t[::1] xi,
                             const Py_ssize_t[::1] xp, const double[::1] zd,
                             const Py_ssize_t[::1] zi, const Py_ssize_t[::1] zp,
-                            Py_ssize_t m, Py_ssize_t d, double g):
+                            const double[::1] xx, const double[::1] zz, Py_ssize_t d,
+                            double g):
     """:func:`sparse_rbf_exponents` of a few rows ``X`` against many ``Z``
     (an averaged model's recorded rows against its pool), the same bits,
     from linked lists of X's entries by feature walked with Z's entries:
@@ -262,22 +259,16 @@ cdef object _exponents_by_z(const double[::1] xd, const Py_ssize_t[::1] xi,
     The same products in the same order: ``x_i . z_j`` adds ``x_ik z_jk``
     over their common features ``k`` in increasing ``k`` either way, for
     rows in strictly increasing feature (:func:`_walk_z`), where the other
-    index adds them in the order of ``x_i``'s entries.
+    index adds them in the order of ``x_i``'s entries. ``xx``, ``zz``: the
+    rows' squared norms.
     """
-    cdef Py_ssize_t n = xp.shape[0] - 1, nnz = xi.shape[0], i, j, e, f
+    cdef Py_ssize_t n = xp.shape[0] - 1, m = zp.shape[0] - 1, nnz = xi.shape[0], i, j, e, f
     cdef double b
     out = np.zeros((n, m))
     cdef double[:, ::1] K = out
-    cdef double[::1] xx = np.zeros(n), zz = np.zeros(m)
     cdef Py_ssize_t[::1] head = thread_heads(d)  # all -1 between calls
     cdef Py_ssize_t[::1] nxt = np.empty(nnz, dtype=np.intp), row = np.empty(nnz, dtype=np.intp)
     with nogil:
-        for i in range(n):
-            for e in range(xp[i], xp[i + 1]):
-                xx[i] += xd[e] * xd[e]
-        for j in range(m):
-            for e in range(zp[j], zp[j + 1]):
-                zz[j] += zd[e] * zd[e]
         csr_lists(xi, xp, n, head, nxt, row)
         for j in range(m):
             for f in range(zp[j], zp[j + 1]):
@@ -286,8 +277,7 @@ cdef object _exponents_by_z(const double[::1] xd, const Py_ssize_t[::1] xi,
                 while e >= 0:
                     K[row[e], j] += xd[e] * b
                     e = nxt[e]
-        for e in range(nnz):  # the lists emptied for the next call
-            head[xi[e]] = -1
+        empty_lists(xi, head)
         for i in range(n):
             rbf_exponents(&K[i, 0], m, i, xx[i], &zz[0], False, g)
     return out
@@ -453,6 +443,25 @@ cdef void csr_lists(const Py_ssize_t[::1] indices, const Py_ssize_t[::1] indptr,
             nxt[e] = h if h >= 0 else -1
             head[k] = base + e
             row[e] = j
+
+
+cdef void empty_lists(const Py_ssize_t[::1] indices, Py_ssize_t[::1] head) noexcept nogil:
+    """The heads of the features of the entries ``indices`` set back to -1
+    (the lists of :func:`csr_lists` with base 0 emptied for the next call
+    on this thread's heads)."""
+    cdef Py_ssize_t e
+    for e in range(indices.shape[0]):
+        head[indices[e]] = -1
+
+
+cdef void csr_sq_norms(const double[::1] data, const Py_ssize_t[::1] indptr,
+                       double[::1] out) noexcept nogil:
+    """The squared norm of each CSR row added to ``out`` (zeros), its
+    entries' squares summed in their stored order."""
+    cdef Py_ssize_t i, e
+    for i in range(indptr.shape[0] - 1):
+        for e in range(indptr[i], indptr[i + 1]):
+            out[i] += data[e] * data[e]
 
 
 cdef bint load_row(double[:, ::1] out, const double[:, :] X) noexcept:

@@ -376,7 +376,8 @@ class Kernel:
         validated. Always in one job: the values are then the same bits in
         any joblib context.
         """
-        if not (self.kernel == "rbf" and _is_csr_rows(X) and _is_csr_rows(Y)):
+        sparse_rbf = self.kernel == "rbf" and _is_csr_rows(X) and _is_csr_rows(Y)
+        if not sparse_rbf:
             X, Y = as_matrix(X), as_matrix(Y)
         if Y.shape[0] == 0 or X.shape[0] == 0:
             return np.zeros((X.shape[0], Y.shape[0]))
@@ -387,7 +388,7 @@ class Kernel:
         if self.kernel == "laplacian":
             # scikit-learn's sparse Manhattan distances take 32-bit indices only.
             X, Y = _int32_indices(X), _int32_indices(Y)
-        if self.kernel == "rbf" and _is_csr_rows(X) and _is_csr_rows(Y):
+        if sparse_rbf:
             return _sparse_rbf(X, Y, self.gamma)
         if _dense_rbf_pair(self, X, Y):
             # pairwise_kernels' validation costs more than the values of the

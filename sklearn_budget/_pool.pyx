@@ -13,7 +13,7 @@ included) makes after its rounds.
 from libc.math cimport isfinite, sqrt
 from libc.string cimport memmove
 
-from ._dense_rows cimport csr_by_feature, csr_lists, thread_heads
+from ._dense_rows cimport csr_by_feature, csr_lists, empty_lists, thread_heads
 
 import numpy as np
 
@@ -289,8 +289,7 @@ def sparse_gram_products(X):
                         K[i, row[p]] += a * val[p]
                         p += 1
         if lists:
-            for e in range(nnz):  # the lists emptied for the next call
-                head[xi[e]] = -1
+            empty_lists(xi, head)  # for the next call
         mirror_lower(K)
     return out
 

@@ -517,9 +517,9 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force, order=None):
         est._block_end(rule, Xb, Z)
         if on_block is not None:
             on_block()
-    if type(getattr(est, "_sv_sparse", None)) is CSRRows:
+    if not est._dense:
         # The members as a matrix (the buffers' views) for the fitted model.
-        est._sv_sparse = est._sv_sparse.matrix()
+        est._sv_sparse = as_matrix(est._sv_sparse)
     # The last update of a call has no later round whose scores would show
     # it. The coefficients are alpha times the global scale (budgeted SGD).
     if not np.isfinite(est._state["alpha"][: est._n] * est._state["scale"][0]).all():
