@@ -399,8 +399,10 @@ cdef class Engine:
             self.journal_gram(pos)
             for i in range(last + 1):
                 self.gram[pos, i] = self.gram[last, i]
+            # Column ``last`` is row ``last`` (the matrix is symmetric by
+            # construction), now row ``pos``: one strided pass, not two.
             for i in range(last + 1):
-                self.gram[i, pos] = self.gram[i, last]
+                self.gram[i, pos] = self.gram[pos, i]
             self.gram[pos, pos] = self.gram[last, last]
         self.n = last
         self.updated = True

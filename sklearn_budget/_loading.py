@@ -109,6 +109,11 @@ class _LoadingMixin:
         if index.shape != (m,) or rounds < 0:
             raise ValueError("index must have one entry per member and rounds be >= 0.")
         gram = np.ascontiguousarray(self._kernel_matrix(sv, sv), dtype=np.float64).reshape(m, m)
+        # Symmetric, as the rounds build it (each member's values with the
+        # older ones, the lower triangle here, where the members are by age):
+        # the rules read a member's values along its row.
+        upper = np.triu_indices(m, 1)
+        gram[upper] = gram.T[upper]
         wscale = self._load_scale(m, rounds)
         self._ensure_capacity(m)
         state = self._state

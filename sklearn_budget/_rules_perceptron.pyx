@@ -128,13 +128,16 @@ cdef class ForgetronRule(Rule):
         while e.n > self.budget:
             r = e.oldest()
             if self.self_tuned:                                  # step (2)
-                # mu = v_r . f'(x_r), f' including x_t, from the Gram matrix.
+                # mu = v_r . f'(x_r), f' including x_t, from the Gram matrix:
+                # its row r (symmetric by construction), read contiguously (its
+                # column, a page a value at a budget of 1,000, was a twentieth
+                # of a fit's time).
                 mu = 0.0
                 vv = 0.0
                 for c in range(e.R):
                     fr = 0.0
                     for i in range(e.n):
-                        fr += e.alpha[i, c] * e.gram[i, r]
+                        fr += e.alpha[i, c] * e.gram[r, i]
                     mu += self.unit[r, c] * fr
                     vv += self.unit[r, c] * self.unit[r, c]
                 s = self.sigma[r]

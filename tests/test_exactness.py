@@ -823,6 +823,39 @@ def test_budget_perceptron_member_scores_are_the_sums_of_their_definition(n_clas
     assert refreshes and fresh
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("name", ["Forgetron", "BudgetPerceptron", "TighterBudgetPerceptron"])
+def test_the_members_gram_matrix_is_symmetric_to_the_bit(name, sparse):
+    # The rules read a member's kernel values along its row of the Gram
+    # matrix (contiguous), the engine moves a removed member's column from
+    # its row: both need k(x_i, x_j) and k(x_j, x_i) to be the same bits,
+    # through additions, removals and a loaded start. A loaded expansion's
+    # values are the rounds': each member's with the older ones (the lower
+    # triangle of the kernel matrix, members oldest first).
+    import sklearn_budget
+
+    X, y = make_stream(400, 3, sparse, seed=5)
+    est = getattr(sklearn_budget, name)(budget=12, gamma=0.7, average=False, random_state=0)
+    sv = X[:9]
+    coef = np.random.RandomState(0).standard_normal((3, 9))
+    est._load_expansion(X, np.unique(y), sv, coef, rounds=30)
+    gram = est._state["gram"][:9, :9]
+    # The values as the estimator computes a kernel matrix (for dense rows
+    # of few features, from their differences, as the rounds do).
+    rows = est._as_stream_format(sv)
+    lower = np.tril(est._kernel_matrix(rows, rows))
+    assert np.array_equal(np.tril(gram), lower)
+    assert np.array_equal(gram, gram.T)
+    removals = 0
+    for start in range(0, X.shape[0], 7):
+        est.partial_fit(X[start : start + 7], y[start : start + 7])
+        n = int(est._state["counters"][0])
+        gram = est._state["gram"][:n, :n]
+        assert np.array_equal(gram, gram.T), start
+        removals += n == 12
+    assert removals > 20
+
+
 @pytest.mark.parametrize(
     "make",
     [
