@@ -68,6 +68,7 @@ from scipy.linalg.blas import dsyrk
 from scipy.linalg.lapack import dpotrf, dpotrs
 
 from ._kernels import (
+    as_matrix,
     block_kernel_values,
     finite_pool_kernel,
     single_blas_thread,
@@ -312,7 +313,9 @@ class _AveragingMixin:
         return self._conversion == "average" and self._removes_members
 
     def _pool_rows(self):
-        """The member rows of the pool (dense or CSR)."""
+        """The member rows of the pool (dense, CSR, or during a call's rounds
+        a :class:`~sklearn_budget._kernels.CSRRows` view, see
+        ``_rounds._PoolRows``)."""
         n = int(self._state["pool_n"][0])
         return self._state["pool_X"][:n] if self._dense else self._pool_X
 
@@ -359,7 +362,10 @@ class _AveragingMixin:
         state = self._state
         n = int(state["pool_n"][0])
         rows, coef, idx = compress(
-            self._pool_rows(),
+            # A matrix (a sparse pool is a view of _rounds._PoolRows between
+            # its folds): the rbf Gram matrix of canonical CSR rows is one
+            # triangle, mirrored.
+            as_matrix(self._pool_rows()),
             state["pool_coef"][:n],
             state["pool_idx"][:n],
             self._kernel,

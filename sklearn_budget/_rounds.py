@@ -212,6 +212,33 @@ def _append_rows(A, data, indices, ptr):
     )
 
 
+def _new_buffer(n_rows, nnz):
+    """Empty CSR buffers (values, 32-bit indices and pointers) for ``n_rows``
+    rows of ``nnz`` entries in all (:func:`_put_rows` grows them)."""
+    return [np.empty(nnz), np.empty(nnz, dtype=np.int32), np.zeros(n_rows + 1, dtype=np.int32)]
+
+
+def _put_rows(buf, csr, rows, at):
+    """Rows ``rows`` of the CSR arrays ``csr`` into the buffers ``buf`` from
+    row ``at`` (after the entries of the rows before it), grown as needed."""
+    if buf[2].shape[0] < at + rows.shape[0] + 1:
+        buf[2] = _grown(buf[2], at + rows.shape[0] + 1, at + 1)
+    if gather_csr_rows_into(*csr, rows, *buf, at) < 0:
+        # Twice the room (the entries before row ``at`` kept), then written.
+        keep = int(buf[2][at])
+        need = keep + int(np.sum(np.diff(csr[2])[rows]))
+        buf[0], buf[1] = _grown(buf[0], need, keep), _grown(buf[1], need, keep)
+        gather_csr_rows_into(*csr, rows, *buf, at)
+
+
+def _buffer_rows(buf, start, stop, n_features):
+    """Rows ``start:stop`` of the buffers ``buf``, as the views of a :class:`~._kernels.CSRRows`."""
+    data, indices, ptr = buf
+    lo, hi = int(ptr[start]), int(ptr[stop])
+    indptr = ptr[start : stop + 1] if lo == 0 else ptr[start : stop + 1] - lo
+    return CSRRows(data[lo:hi], indices[lo:hi], indptr, (stop - start, n_features))
+
+
 class _BlockRows:
     """The CSR rows of a sparse call's blocks of rounds, in two buffers reused
     from block to block.
@@ -241,7 +268,7 @@ class _BlockRows:
 
     def __init__(self, members, n_rows, nnz):
         self._d = members.shape[1]
-        self._bufs = [self._new(n_rows, nnz), self._new(n_rows, nnz)]
+        self._bufs = [_new_buffer(n_rows, nnz), _new_buffer(n_rows, nnz)]
         self._n = self._m = members.shape[0]  # members, rows of Z, in self._bufs[0]
         rows = np.arange(self._n, dtype=np.intp)
         self._put((members.data, members.indices, members.indptr), rows, 0)
@@ -268,28 +295,13 @@ class _BlockRows:
         nnz = sv.nnz + n_rows * max(1, X.nnz // max(1, X.shape[0]))
         return cls(sv, n_rows, nnz)
 
-    @staticmethod
-    def _new(n_rows, nnz):
-        return [np.empty(nnz), np.empty(nnz, dtype=np.int32), np.zeros(n_rows + 1, dtype=np.int32)]
-
     def _put(self, csr, rows, at):
         """Rows ``rows`` of the CSR arrays ``csr`` into buffer 0 from row ``at``."""
-        buf = self._bufs[0]
-        if buf[2].shape[0] < at + rows.shape[0] + 1:
-            buf[2] = _grown(buf[2], at + rows.shape[0] + 1, at + 1)
-        if gather_csr_rows_into(*csr, rows, *buf, at) < 0:
-            # Twice the room (the entries before row ``at`` kept), then written.
-            keep = int(buf[2][at])
-            need = keep + int(np.sum(np.diff(csr[2])[rows]))
-            buf[0], buf[1] = _grown(buf[0], need, keep), _grown(buf[1], need, keep)
-            gather_csr_rows_into(*csr, rows, *buf, at)
+        _put_rows(self._bufs[0], csr, rows, at)
 
     def _views(self, start, stop):
         """Rows ``start:stop`` of buffer 0, as the views of a :class:`~._kernels.CSRRows`."""
-        data, indices, ptr = self._bufs[0]
-        lo, hi = int(ptr[start]), int(ptr[stop])
-        indptr = ptr[start : stop + 1] if lo == 0 else ptr[start : stop + 1] - lo
-        return CSRRows(data[lo:hi], indices[lo:hi], indptr, (stop - start, self._d))
+        return _buffer_rows(self._bufs[0], start, stop, self._d)
 
     def block(self, X, rows):
         """``(Xb, Z)``: the rows ``rows`` of ``X`` (a slice or an array of
@@ -312,6 +324,50 @@ class _BlockRows:
         self._put((data, indices, ptr[: self._m + 1]), cols, 0)
         self._n = self._m = cols.shape[0]
         return self._views(0, self._n)
+
+
+class _PoolRows:
+    """The rows of an averaged sparse stream's pool during a call, in a buffer
+    that the members leaving the rounds are gathered into.
+
+    Each segment of rounds whose members left stacks the pool's rows and
+    theirs (the members of the margins of its recorded rounds, then the
+    pool's rows after the fold): as a ``csr_matrix``, a copy of the whole
+    pool and a construction each time, 5% of an averaged one-pass fit of
+    sparse rows at a budget of 100. Here the pool is a
+    :class:`~._kernels.CSRRows` view of the buffer's first rows and only
+    the rows that leave are copied, after them. A pool that is not the last
+    view handed out (the pool at the call's start, a compressed pool) is
+    first copied into a fresh buffer. Views are never written again (rows
+    go after them; a full buffer is replaced by a larger copy), so that the
+    pool a failed call puts back and the rows that a scorer holds stay. The
+    buffers are the call's own (32-bit indices, as :class:`_BlockRows`).
+    """
+
+    def __init__(self, n_features):
+        self._d = n_features
+        self._buf = None
+        self._n = 0
+        self._view = None
+
+    def extended(self, pool, Z, cols):
+        """The rows of ``pool`` followed by the rows ``cols`` of ``Z`` (a
+        :class:`~._kernels.CSRRows` of :class:`_BlockRows`): the rows of
+        :func:`_stack_rows`, as a :class:`~._kernels.CSRRows`."""
+        cols = np.asarray(cols, dtype=np.intp)
+        if pool is not self._view:
+            n, ptr = pool.shape[0], pool.indptr
+            # Room for twice the pool and the rows that leave.
+            size = int(ptr[-1]) + int(np.sum(np.diff(Z.indptr)[cols]))
+            if 2 * size > _INT32_MAX:
+                return _stack_rows(pool, Z, cols)
+            self._buf = _new_buffer(2 * (n + cols.shape[0]), 2 * size)
+            _put_rows(self._buf, (pool.data, pool.indices, ptr), np.arange(n, dtype=np.intp), 0)
+            self._n = n
+        _put_rows(self._buf, (Z.data, Z.indices, Z.indptr), cols, self._n)
+        self._n += cols.shape[0]
+        self._view = _buffer_rows(self._buf, 0, self._n, self._d)
+        return self._view
 
 
 def _grown(a, need, keep):
@@ -437,8 +493,10 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force, order=None):
     # The blocks' kernel buffers, allocated once per call (sparse rbf rows)
     # at its first block that computes kernel values.
     scratch = None
-    # A sparse call's rows of the blocks, in reused buffers (see _BlockRows).
+    # A sparse call's rows of the blocks, in reused buffers (see _BlockRows),
+    # and those of an averaged model's pool (_PoolRows).
     block_rows = _BlockRows.of(est, X, _BLOCK_SIZE)
+    pool_rows = None if block_rows is None or not est._averages else _PoolRows(X.shape[1])
     for sl, rows in _blocks(order, y.shape[0], _BLOCK_SIZE):
         if block_rows is None:
             Xb, Z_rows = est._as_stream_format(_rows(X, rows)), None
@@ -487,7 +545,12 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force, order=None):
                 # A sparse stream's members that left, as rows (the engine
                 # keeps their block columns) after the pool's: stacked once,
                 # for the margins and for the pool's fold.
-                retired = retired + (_stack_rows(est._pool_rows(), Z, retired[3]),)
+                pool = est._pool_rows()
+                if pool_rows is None:
+                    rows_now = _stack_rows(pool, Z, retired[3])
+                else:
+                    rows_now = pool_rows.extended(pool, Z, retired[3])
+                retired = retired + (rows_now,)
             if average_margins:
                 scored.append(est._segment_margins(engine, Xb, yb, pos, end, retired))
             if retired is not None:
@@ -518,8 +581,11 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force, order=None):
         if on_block is not None:
             on_block()
     if not est._dense:
-        # The members as a matrix (the buffers' views) for the fitted model.
+        # The members as a matrix (the buffers' views) for the fitted model,
+        # and the pool's rows.
         est._sv_sparse = as_matrix(est._sv_sparse)
+        if pool_rows is not None:
+            est._pool_X = as_matrix(est._pool_X)
     # The last update of a call has no later round whose scores would show
     # it. The coefficients are alpha times the global scale (budgeted SGD).
     if not np.isfinite(est._state["alpha"][: est._n] * est._state["scale"][0]).all():

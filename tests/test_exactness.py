@@ -643,6 +643,84 @@ def test_block_rows_in_reused_buffers_are_those_of_scipy_indexing():
             assert np.array_equal(a, b), name
 
 
+def test_pool_rows_in_a_buffer_are_scipys_stack_of_the_pool_and_the_rows_that_left():
+    # The members that leave an averaged sparse stream's rounds are gathered
+    # after the pool's rows in one buffer (_PoolRows): through folds that
+    # grow the buffer and pools replaced (a compression, another call), each
+    # result is scipy's stack of the pool and the rows that left, to the
+    # data, indices and pointers, and every view handed out earlier keeps
+    # its values.
+    from sklearn_budget._kernels import CSRRows, as_matrix
+    from sklearn_budget._rounds import _BlockRows, _PoolRows
+
+    rng = np.random.RandomState(9)
+    X = _messy_csr(rng, 300, 50, np.int64)
+    est = Forgetron(budget=5).fit(X[:2], [0, 1])  # an estimator of sparse rows
+    est._sv_sparse = X[[4, 1]]
+    blocks = _BlockRows(est._sv_sparse, 300, 600)
+    _, Z = blocks.block(X, np.arange(300))  # the members, then every row of X
+    rows_of_Z = np.r_[4, 1, np.arange(300)]
+    buffer = _PoolRows(X.shape[1])
+    pool, pool_rows = X[[7, 7, 2]], [7, 7, 2]
+    handed = []
+    for trial in range(60):
+        if trial in (20, 41):  # a pool replaced: a compressed one, gathered
+            kept = rng.permutation(len(pool_rows))[:3]
+            pool = X[np.asarray(pool_rows)[kept]]
+            pool_rows = list(np.asarray(pool_rows)[kept])
+        cols = rng.randint(0, Z.shape[0], rng.randint(0, 12))
+        got = buffer.extended(pool, Z, cols)
+        pool_rows = pool_rows + list(rows_of_Z[cols])
+        expected = sp.vstack([as_matrix(pool), X[rows_of_Z[cols]]], format="csr")
+        assert type(got) is CSRRows and got.shape == expected.shape
+        for name in ("data", "indices", "indptr"):
+            assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+        handed.append((got, [getattr(got, n).copy() for n in ("data", "indices", "indptr")]))
+        pool = got
+    for view, arrays in handed:
+        for name, a in zip(("data", "indices", "indptr"), arrays):
+            assert np.array_equal(getattr(view, name), a), name
+
+
+def test_an_averaged_sparse_stream_keeps_its_pool_rows_and_a_failed_call_its_pool():
+    # Between the calls the pool's rows are a csr_matrix of the rows of X at
+    # the pool's stream indices (the members that left, or those a
+    # compression kept); a call that fails puts the pool back as it was.
+    rng = np.random.RandomState(4)
+    X = sp.random(1_500, 400, density=0.03, format="csr", random_state=rng)
+    y = rng.randint(0, 2, X.shape[0])
+    est = Forgetron(budget=20, gamma=0.1, random_state=0).fit(X[:700], y[:700])
+
+    def check_pool():
+        n = int(est._state["pool_n"][0])
+        pool, ref = est._pool_X, X[est._state["pool_idx"][:n]]
+        assert type(pool) is sp.csr_matrix and pool.shape == ref.shape
+        for name in ("data", "indices", "indptr"):
+            assert np.array_equal(getattr(pool, name), getattr(ref, name)), name
+
+    check_pool()
+    est.partial_fit(X[700:1_000], y[700:1_000])
+    check_pool()
+    before = est._pool_X
+    saved = [a.copy() for a in (before.data, before.indices, before.indptr)]
+    scores = est.decision_function(X[:50])
+    calls = []
+
+    def failing_block_end(*args):
+        calls.append(1)
+        if len(calls) == 2:  # after a first block whose members left
+            raise RuntimeError("interrupted")
+
+    est._block_end = failing_block_end
+    with pytest.raises(RuntimeError, match="interrupted"):
+        est.partial_fit(X[1_000:], y[1_000:])
+    del est._block_end
+    assert est._pool_X is before
+    for a, b in zip((before.data, before.indices, before.indptr), saved):
+        assert np.array_equal(a, b)
+    assert np.array_equal(est.decision_function(X[:50]), scores)
+
+
 @pytest.mark.parametrize("average", [False, True])
 def test_members_of_a_sparse_stream_are_its_rows_and_a_call_keeps_earlier_ones(average):
     # The members of a sparse stream are views of the buffers of the call's
