@@ -701,21 +701,28 @@ def test_an_averaged_sparse_stream_keeps_its_pool_rows_and_a_failed_call_its_poo
     check_pool()
     est.partial_fit(X[700:1_000], y[700:1_000])
     check_pool()
-    before = est._pool_X
+    _an_interrupted_call_keeps(est, X[1_000:], y[1_000:], lambda: est._pool_X)
+
+
+def _an_interrupted_call_keeps(est, X, y, rows_of):
+    """Interrupt ``est.partial_fit(X, y)`` after its second block: the rows
+    that ``rows_of()`` gives are the same object with the same arrays
+    after, and the scores the same."""
+    before = rows_of()
     saved = [a.copy() for a in (before.data, before.indices, before.indptr)]
     scores = est.decision_function(X[:50])
     calls = []
 
     def failing_block_end(*args):
         calls.append(1)
-        if len(calls) == 2:  # after a first block whose members left
+        if len(calls) == 2:  # the second block: after the first one's rows moved
             raise RuntimeError("interrupted")
 
     est._block_end = failing_block_end
     with pytest.raises(RuntimeError, match="interrupted"):
-        est.partial_fit(X[1_000:], y[1_000:])
+        est.partial_fit(X, y)
     del est._block_end
-    assert est._pool_X is before
+    assert rows_of() is before
     for a, b in zip((before.data, before.indices, before.indptr), saved):
         assert np.array_equal(a, b)
     assert np.array_equal(est.decision_function(X[:50]), scores)
@@ -742,29 +749,11 @@ def test_members_of_a_sparse_stream_are_its_rows_and_a_call_keeps_earlier_ones(a
     check_members()
     before = est._sv
     saved = [a.copy() for a in (before.data, before.indices, before.indptr)]
-    scores = est.decision_function(X[:50])
     est.partial_fit(X[900:1_100], y[900:1_100])
     check_members()
     for a, b in zip((before.data, before.indices, before.indptr), saved):
         assert np.array_equal(a, b)
-    before = est._sv
-    saved = [a.copy() for a in (before.data, before.indices, before.indptr)]
-    scores = est.decision_function(X[:50])
-    calls = []
-
-    def failing_block_end(*args):
-        calls.append(1)
-        if len(calls) == 2:  # the second block: after the first one's rows moved
-            raise RuntimeError("interrupted")
-
-    est._block_end = failing_block_end
-    with pytest.raises(RuntimeError, match="interrupted"):
-        est.partial_fit(X[1_100:], y[1_100:])
-    del est._block_end
-    assert est._sv is before
-    for a, b in zip((before.data, before.indices, before.indptr), saved):
-        assert np.array_equal(a, b)
-    assert np.array_equal(est.decision_function(X[:50]), scores)
+    _an_interrupted_call_keeps(est, X[1_100:], y[1_100:], lambda: est._sv)
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
