@@ -355,14 +355,20 @@ class _PoolRows:
         :class:`~._kernels.CSRRows` of :class:`_BlockRows`): the rows of
         :func:`_stack_rows`, as a :class:`~._kernels.CSRRows`."""
         cols = np.asarray(cols, dtype=np.intp)
-        if pool is not self._view:
-            n, ptr = pool.shape[0], pool.indptr
+        fresh = pool is not self._view
+        held = int(pool.indptr[-1]) if fresh else int(self._buf[2][self._n])
+        size = held + int(np.sum(np.diff(Z.indptr)[cols]))
+        if 2 * size > _INT32_MAX:
+            # Entries beyond 32-bit pointers (with the buffer's doubled room):
+            # scipy's stack, whose indices widen.
+            self._view = None
+            return _stack_rows(as_matrix(pool), Z, cols)
+        if fresh:
             # Room for twice the pool and the rows that leave.
-            size = int(ptr[-1]) + int(np.sum(np.diff(Z.indptr)[cols]))
-            if 2 * size > _INT32_MAX:
-                return _stack_rows(pool, Z, cols)
+            n = pool.shape[0]
             self._buf = _new_buffer(2 * (n + cols.shape[0]), 2 * size)
-            _put_rows(self._buf, (pool.data, pool.indices, ptr), np.arange(n, dtype=np.intp), 0)
+            rows = np.arange(n, dtype=np.intp)
+            _put_rows(self._buf, (pool.data, pool.indices, pool.indptr), rows, 0)
             self._n = n
         _put_rows(self._buf, (Z.data, Z.indices, Z.indptr), cols, self._n)
         self._n += cols.shape[0]

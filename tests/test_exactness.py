@@ -682,6 +682,31 @@ def test_pool_rows_in_a_buffer_are_scipys_stack_of_the_pool_and_the_rows_that_le
             assert np.array_equal(getattr(view, name), a), name
 
 
+def test_pool_rows_beyond_32_bit_pointers_are_scipys_stack(monkeypatch):
+    # Where the buffer's entries (with its doubled room) would not fit in
+    # 32-bit pointers, the rows are stacked by scipy (here with the limit
+    # lowered to a few hundred entries), then the buffer serves again.
+    import sklearn_budget._rounds as rounds
+    from sklearn_budget._kernels import CSRRows, as_matrix
+
+    rng = np.random.RandomState(3)
+    X = sp.random(200, 30, density=0.3, format="csr", random_state=rng)
+    est = Forgetron(budget=5).fit(X[:2], [0, 1])
+    est._sv_sparse = X[:0]
+    _, Z = rounds._BlockRows(est._sv_sparse, 200, 2000).block(X, np.arange(200))
+    buffer = rounds._PoolRows(X.shape[1])
+    small = buffer.extended(X[:3], Z, np.arange(3, 6))
+    assert type(small) is CSRRows
+    monkeypatch.setattr(rounds, "_INT32_MAX", 2 * small.indptr[-1] + 20)
+    big = buffer.extended(small, Z, np.arange(6, 40))
+    assert type(big) is sp.csr_matrix
+    assert np.array_equal(big.toarray(), X[:40].toarray())
+    monkeypatch.undo()
+    again = buffer.extended(big, Z, np.arange(40, 45))
+    assert type(again) is CSRRows
+    assert np.array_equal(as_matrix(again).toarray(), X[:45].toarray())
+
+
 def test_an_averaged_sparse_stream_keeps_its_pool_rows_and_a_failed_call_its_pool():
     # Between the calls the pool's rows are a csr_matrix of the rows of X at
     # the pool's stream indices (the members that left, or those a
@@ -705,7 +730,7 @@ def test_an_averaged_sparse_stream_keeps_its_pool_rows_and_a_failed_call_its_poo
 
 
 def _an_interrupted_call_keeps(est, X, y, rows_of):
-    """Interrupt ``est.partial_fit(X, y)`` after its second block: the rows
+    """Interrupt ``est.partial_fit(X, y)`` at the end of its second block: the rows
     that ``rows_of()`` gives are the same object with the same arrays
     after, and the scores the same."""
     before = rows_of()
