@@ -341,7 +341,8 @@ class _PoolRows:
     first copied into a fresh buffer. Views are never written again (rows
     go after them; a full buffer is replaced by a larger copy), so that the
     pool a failed call puts back and the rows that a scorer holds stay. The
-    buffers are the call's own (32-bit indices, as :class:`_BlockRows`).
+    buffers are the call's own (32-bit indices, as :class:`_BlockRows`); the
+    fitted model holds a copy of the last view, not the buffer.
     """
 
     def __init__(self, n_features):
@@ -353,14 +354,14 @@ class _PoolRows:
     def extended(self, pool, Z, cols):
         """The rows of ``pool`` followed by the rows ``cols`` of ``Z`` (a
         :class:`~._kernels.CSRRows` of :class:`_BlockRows`): the rows of
-        :func:`_stack_rows`, as a :class:`~._kernels.CSRRows`."""
+        :func:`_stack_rows`, as a :class:`~._kernels.CSRRows` (a
+        ``csr_matrix`` where their entries exceed 32-bit pointers)."""
         cols = np.asarray(cols, dtype=np.intp)
         fresh = pool is not self._view
         held = int(pool.indptr[-1]) if fresh else int(self._buf[2][self._n])
         size = held + int(np.sum(np.diff(Z.indptr)[cols]))
-        if 2 * size > _INT32_MAX:
-            # Entries beyond 32-bit pointers (with the buffer's doubled room):
-            # scipy's stack, whose indices widen.
+        if size > _INT32_MAX:
+            # Entries beyond 32-bit pointers: scipy's stack, whose indices widen.
             self._view = None
             return _stack_rows(as_matrix(pool), Z, cols)
         if fresh:
@@ -590,8 +591,10 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force, order=None):
         # The members as a matrix (the buffers' views) for the fitted model,
         # and the pool's rows.
         est._sv_sparse = as_matrix(est._sv_sparse)
-        if pool_rows is not None:
-            est._pool_X = as_matrix(est._pool_X)
+        if pool_rows is not None and type(est._pool_X) is CSRRows:
+            # A copy: the views of the call's buffer (with room for up to
+            # twice the pool) would keep the whole buffer in the fitted model.
+            est._pool_X = as_matrix(est._pool_X).copy()
     # The last update of a call has no later round whose scores would show
     # it. The coefficients are alpha times the global scale (budgeted SGD).
     if not np.isfinite(est._state["alpha"][: est._n] * est._state["scale"][0]).all():

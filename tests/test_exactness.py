@@ -683,9 +683,10 @@ def test_pool_rows_in_a_buffer_are_scipys_stack_of_the_pool_and_the_rows_that_le
 
 
 def test_pool_rows_beyond_32_bit_pointers_are_scipys_stack(monkeypatch):
-    # Where the buffer's entries (with its doubled room) would not fit in
+    # Where the entries of the pool and the rows that leave would not fit in
     # 32-bit pointers, the rows are stacked by scipy (here with the limit
-    # lowered to a few hundred entries), then the buffer serves again.
+    # lowered to a few hundred entries); at the limit they still go to the
+    # buffer, and after a stack by scipy the buffer serves again.
     import sklearn_budget._rounds as rounds
     from sklearn_budget._kernels import CSRRows, as_matrix
 
@@ -695,14 +696,20 @@ def test_pool_rows_beyond_32_bit_pointers_are_scipys_stack(monkeypatch):
     est._sv_sparse = X[:0]
     _, Z = rounds._BlockRows(est._sv_sparse, 200, 2000).block(X, np.arange(200))
     buffer = rounds._PoolRows(X.shape[1])
-    small = buffer.extended(X[:3], Z, np.arange(3, 6))
-    assert type(small) is CSRRows
-    monkeypatch.setattr(rounds, "_INT32_MAX", 2 * small.indptr[-1] + 20)
-    big = buffer.extended(small, Z, np.arange(6, 40))
-    assert type(big) is sp.csr_matrix
-    assert np.array_equal(big.toarray(), X[:40].toarray())
+    pool = buffer.extended(X[:3], Z, np.arange(3, 6))
+    assert type(pool) is CSRRows
+    held, added = int(pool.indptr[-1]), int(X[6:40].nnz)
+    assert 0 < held and 0 < added
+    monkeypatch.setattr(rounds, "_INT32_MAX", held + added)  # exactly at the limit
+    at_limit = buffer.extended(pool, Z, np.arange(6, 40))
+    assert type(at_limit) is CSRRows
+    assert np.array_equal(as_matrix(at_limit).toarray(), X[:40].toarray())
+    monkeypatch.setattr(rounds, "_INT32_MAX", held + added - 1)  # one entry beyond
+    beyond = buffer.extended(pool, Z, np.arange(6, 40))
+    assert type(beyond) is sp.csr_matrix
+    assert np.array_equal(beyond.toarray(), X[:40].toarray())
     monkeypatch.undo()
-    again = buffer.extended(big, Z, np.arange(40, 45))
+    again = buffer.extended(beyond, Z, np.arange(40, 45))
     assert type(again) is CSRRows
     assert np.array_equal(as_matrix(again).toarray(), X[:45].toarray())
 
@@ -722,6 +729,11 @@ def test_an_averaged_sparse_stream_keeps_its_pool_rows_and_a_failed_call_its_poo
         assert type(pool) is sp.csr_matrix and pool.shape == ref.shape
         for name in ("data", "indices", "indptr"):
             assert np.array_equal(getattr(pool, name), getattr(ref, name)), name
+            # Not views of a larger buffer of the call.
+            array = root = getattr(pool, name)
+            while isinstance(root.base, np.ndarray):
+                root = root.base
+            assert root.nbytes == array.nbytes, name
 
     check_pool()
     est.partial_fit(X[700:1_000], y[700:1_000])
