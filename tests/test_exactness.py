@@ -618,10 +618,7 @@ def test_block_rows_in_reused_buffers_are_those_of_scipy_indexing():
     rng = np.random.RandomState(8)
     X = _messy_csr(rng, 400, 60, np.int64)
     X.data[:] = rng.standard_normal(X.nnz)
-    members = X[:0]
-    est = Forgetron(budget=5).fit(X[:2], [0, 1])  # an estimator of sparse rows
-    est._sv_sparse = X[[3, 3, 0]]
-    rows = _BlockRows(est._sv_sparse, 4, 3)  # room for too few: grown as needed
+    rows = _BlockRows(X[[3, 3, 0]], 4, 3)  # room for too few: grown as needed
     members = np.array([3, 3, 0])
     for trial in range(40):
         block = rng.randint(0, 400, rng.randint(0, 40)) if trial % 3 else slice(7, 7 + trial)
@@ -655,9 +652,7 @@ def test_pool_rows_in_a_buffer_are_scipys_stack_of_the_pool_and_the_rows_that_le
 
     rng = np.random.RandomState(9)
     X = _messy_csr(rng, 300, 50, np.int64)
-    est = Forgetron(budget=5).fit(X[:2], [0, 1])  # an estimator of sparse rows
-    est._sv_sparse = X[[4, 1]]
-    blocks = _BlockRows(est._sv_sparse, 300, 600)
+    blocks = _BlockRows(X[[4, 1]], 300, 600)
     _, Z = blocks.block(X, np.arange(300))  # the members, then every row of X
     rows_of_Z = np.r_[4, 1, np.arange(300)]
     buffer = _PoolRows(X.shape[1])
@@ -692,9 +687,7 @@ def test_pool_rows_beyond_32_bit_pointers_are_scipys_stack(monkeypatch):
 
     rng = np.random.RandomState(3)
     X = sp.random(200, 30, density=0.3, format="csr", random_state=rng)
-    est = Forgetron(budget=5).fit(X[:2], [0, 1])
-    est._sv_sparse = X[:0]
-    _, Z = rounds._BlockRows(est._sv_sparse, 200, 2000).block(X, np.arange(200))
+    _, Z = rounds._BlockRows(X[:0], 200, 2000).block(X, np.arange(200))
     buffer = rounds._PoolRows(X.shape[1])
     pool = buffer.extended(X[:3], Z, np.arange(3, 6))
     assert type(pool) is CSRRows
