@@ -20,7 +20,7 @@ from sklearn.utils import gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from threadpoolctl import ThreadpoolController
 
-from ._dense_rows import dense_rbf_exponents, kernel_block, sparse_rbf_exponents
+from ._dense_rows import SparseScratch, dense_rbf_exponents, kernel_block, sparse_rbf_exponents
 from ._pool import sparse_gram_products, symmetric_rbf_gram
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
@@ -207,6 +207,38 @@ def scale_gamma(var, X):
             "StandardScaler), or pass a numeric gamma."
         )
     return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+
+
+# Most kernel values in one block of the rows an expansion scores (8 MiB of
+# them): each block's values are a fresh array, and at tens of MB (the
+# check of a fitted model on 2,036 of a9a's rows against 4,000 members)
+# the pages that the system zeroes at their first use cost more than the
+# values (150 ms where they took 40, inside a fit, whose memory is
+# fragmented, against 36 ms in blocks of 256 rows).
+_EXPANSION_VALUES = 1 << 20
+# The blocks of the bound are multiples of this many rows (see expansion_batches).
+_EXPANSION_ROWS = 64
+
+
+def expansion_batches(n_rows, n_members):
+    """The blocks of rows (slices) in which an expansion of ``n_members``
+    members scores ``n_rows`` rows: within scikit-learn's ``working_memory``
+    and ``_EXPANSION_VALUES`` kernel values.
+
+    Where ``_EXPANSION_VALUES`` is the bound, the blocks are multiples of
+    ``_EXPANSION_ROWS`` rows and a last block of a single row joins the one
+    before it, so that each row's score has the bits of one block of all
+    the rows: BLAS's products of the values with the coefficients treat
+    the rows in groups (of 4 for OpenBLAS's ``dgemv`` here; the rows left
+    over sum in another order), and the product of one row is a dot
+    product.
+    """
+    chunk = max(1, get_chunk_n_rows(row_bytes=8 * max(1, n_members), max_n_rows=n_rows))
+    bounded = _EXPANSION_VALUES // max(1, n_members)
+    bounded = max(_EXPANSION_ROWS, bounded - bounded % _EXPANSION_ROWS)
+    if bounded >= chunk:
+        return gen_batches(n_rows, chunk)
+    return gen_batches(n_rows, bounded, min_batch_size=2)
 
 
 # Rows of a block of rounds whose kernel values with each other are computed
@@ -457,21 +489,37 @@ class Kernel:
         """Scores ``K(X, support_vectors) @ coef.T`` of a kernel expansion.
 
         ``coef`` has one row per output. The kernel matrix is computed in
-        blocks of rows within scikit-learn's ``working_memory``, never
+        blocks of rows within scikit-learn's ``working_memory`` and of at
+        most ``_EXPANSION_VALUES`` values (:func:`expansion_batches`), never
         whole. Raises ValueError if the scores overflow.
         """
         scores = np.empty((X.shape[0], coef.shape[0]))
-        chunk = get_chunk_n_rows(row_bytes=8 * max(1, coef.shape[1]), max_n_rows=X.shape[0])
+        batches = list(expansion_batches(X.shape[0], coef.shape[1]))
+        # The sparse rbf values of several blocks in one buffer (see
+        # _EXPANSION_VALUES), of the first block's size: no later block is
+        # larger, but for a last row joined to the block before it. One block
+        # as __call__ computes it (a few rows against many members: from
+        # the lists of the rows' entries).
+        sparse_rbf = self.kernel == "rbf" and _is_csr_rows(X) and _is_csr_rows(support_vectors)
+        scratch = SparseScratch(False) if sparse_rbf and len(batches) > 1 else None
         # One BLAS thread: the same scores whatever the threads allowed.
         with single_blas_thread(), np.errstate(all="ignore"):  # overflow is reported below
-            for sl in gen_batches(X.shape[0], max(1, chunk)):
+            for sl in batches:
                 # One block of all the rows is X itself (slicing sparse rows copies
                 # them), unless X is the support vectors: scikit-learn takes the
                 # kernel of a matrix with itself as symmetric (a callable's values
                 # mirrored, the distances' diagonal zeroed), which a copy is not.
                 whole = sl.stop - sl.start == X.shape[0] and X is not support_vectors
                 rows = X if whole else X[sl]
-                scores[sl] = self(rows, support_vectors) @ coef.T
+                if scratch is None:
+                    K = self(rows, support_vectors)
+                else:
+                    # The values of __call__ (its exponents, then numpy's exp).
+                    K = sparse_rbf_exponents(
+                        rows, support_vectors, self.gamma, False, -1, 1, scratch
+                    )
+                    np.exp(K, out=K)
+                scores[sl] = K @ coef.T
         if not np.isfinite(scores).all():
             raise _nonfinite_scores(X)
         return scores

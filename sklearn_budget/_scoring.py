@@ -17,7 +17,13 @@ from sklearn.utils._chunking import get_chunk_n_rows
 from sklearn.utils.validation import check_is_fitted
 
 from ._calibration import log_probabilities
-from ._kernels import CSRRows, _nonfinite_scores, kernel_values, single_blas_thread
+from ._kernels import (
+    CSRRows,
+    _nonfinite_scores,
+    expansion_batches,
+    kernel_values,
+    single_blas_thread,
+)
 from ._rounds import _direct_pays
 
 
@@ -96,13 +102,12 @@ class _ScoringMixin:
         if self._kernel_code is None or sp.issparse(X):
             return self._kernel.expansion(X, support_vectors, coef)
         n = X.shape[0]
-        chunk = n
+        batches = [slice(0, n)]
         if n * max(1, coef.shape[1]) > 65536:
-            chunk = get_chunk_n_rows(row_bytes=8 * max(1, coef.shape[1]), max_n_rows=n)
+            batches = expansion_batches(n, coef.shape[1])
         scores = np.empty((n, coef.shape[0]))
         with np.errstate(all="ignore"):  # overflow is reported below
-            for start in range(0, n, max(1, chunk)):
-                sl = slice(start, start + max(1, chunk))
+            for sl in batches:
                 scores[sl] = self._kernel_matrix(X[sl], support_vectors) @ coef.T
         if not np.isfinite(scores).all():
             raise _nonfinite_scores(X)

@@ -1,6 +1,7 @@
 """The kernel module against sklearn.metrics.pairwise."""
 
 import contextlib
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from sklearn.metrics.pairwise import (
 )
 from sklearn.svm import SVC
 
-from sklearn_budget import KernelPerceptron
+from sklearn_budget import KernelPerceptron, _kernels
 from sklearn_budget.kernels import KERNELS, Kernel, resolve_gamma
 
 PARAMS = dict(gamma=0.3, degree=2, coef0=0.5)
@@ -260,3 +261,61 @@ def test_expansion_scores_rows_as_one_block_without_a_copy(sparse):
         np.testing.assert_array_equal(kernel.expansion(X, S, coef), expected)
         expected = np.asarray(kernel(S.copy(), S)) @ coef.T
         np.testing.assert_array_equal(kernel.expansion(S, S, coef), expected)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n_rows", [256, 257, 300])
+def test_expansion_computes_blocks_of_bounded_size(monkeypatch, sparse, n_rows):
+    # A large expansion computes its kernel values a block of rows at a time,
+    # each of at most _EXPANSION_VALUES values (multiples of 64 rows, a last
+    # row alone joining the block before it), where working_memory would
+    # take them all at once; the scores are those of one block to round-off.
+    rng = np.random.RandomState(0)
+    X, S = rng.randn(n_rows, 5), rng.randn(40, 5)
+    if sparse:
+        X, S = sp.csr_matrix(X), sp.csr_matrix(S)
+    coef = rng.randn(2, 40)
+    kernel = Kernel("rbf", gamma=0.3)
+    expected = rbf_kernel(X, S, gamma=0.3) @ coef.T
+    monkeypatch.setattr(_kernels, "_EXPANSION_VALUES", 64 * 40 + 39)
+    rows = []
+    if sparse:
+        original = _kernels.sparse_rbf_exponents
+
+        def spy(A, *args):
+            rows.append(A.shape[0])
+            return original(A, *args)
+
+        monkeypatch.setattr(_kernels, "sparse_rbf_exponents", spy)
+    else:
+        monkeypatch.setattr(
+            Kernel, "__call__", lambda self, A, B: rows.append(A.shape[0]) or rbf_kernel(A, B, 0.3)
+        )
+    scores = kernel.expansion(X, S, coef)
+    last = n_rows - 64 * (len(rows) - 1)
+    assert rows == [64] * (len(rows) - 1) + [last]
+    assert 2 <= last < 128 and sum(rows) == n_rows
+    np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-12 * np.abs(coef).sum())
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("sparse", [False, True])
+def test_decision_function_holds_a_bounded_block_of_kernel_values(sparse):
+    # 3,000 rows against about 1,500 members are 36 MB of kernel values in one
+    # block, which the default working_memory (1 GiB) allows; the blocks of an
+    # expansion hold at most _EXPANSION_VALUES of them (8 MiB).
+    rng = np.random.RandomState(0)
+    X = rng.randn(3000, 8)
+    y = rng.randint(0, 2, 3000)  # noise: about half the rows become members
+    X = sp.csr_matrix(X) if sparse else X
+    est = KernelPerceptron(max_iter=1, random_state=0).fit(X, y)
+    assert est.support_vectors_.shape[0] > 1000
+    tracemalloc.start()
+    try:
+        est.decision_function(X)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    whole = 8 * X.shape[0] * est.support_vectors_.shape[0]
+    assert whole > 3 * 8 * _kernels._EXPANSION_VALUES
+    assert peak < 2 * 8 * _kernels._EXPANSION_VALUES
