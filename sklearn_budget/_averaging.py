@@ -278,7 +278,10 @@ def _projection_terms(kernel, kernel_code, rows, coef, S):
         stop = min(start + band, b)
         K = _kernel_block(kernel, kernel_code, XS[start:stop], rows)
         rhs[start:stop] = K @ coef
-        normal[start:stop] = K[:, S]
+        # Gathered into place: ``K[:, S]`` would be a temporary as large as
+        # the band, fresh pages (at a budget of 4000, two of 64 MB that took as
+        # long to touch as the Cholesky factor to compute).
+        np.take(K, S, axis=1, out=normal[start:stop])
     return normal, rhs
 
 
