@@ -280,8 +280,10 @@ def _projection_terms(kernel, kernel_code, rows, coef, S):
         rhs[start:stop] = K @ coef
         # Gathered into place: ``K[:, S]`` would be a temporary as large as
         # the band, fresh pages (at a budget of 4000, two of 64 MB that took as
-        # long to touch as the Cholesky factor to compute).
-        np.take(K, S, axis=1, out=normal[start:stop])
+        # long to touch as the Cholesky factor to compute). "clip" (S holds
+        # columns of K): with "raise", numpy gathers into such a temporary
+        # first, to leave ``out`` as it was if an index were out of range.
+        np.take(K, S, axis=1, out=normal[start:stop], mode="clip")
     return normal, rhs
 
 
