@@ -406,15 +406,22 @@ def compare(pythons, rows, options):
         print(f"| {label} | {cells[0]} | {cells[1]} |", flush=True)
 
 
+def _positive(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller costly rows")
     parser.add_argument("--row", action="append", choices=list(ROWS), help="only these rows")
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="two pythons")
     parser.add_argument(
-        "--repeat", type=int, default=1, help="the sparse rows: medians of this many fits"
+        "--repeat", type=_positive, default=1, help="the sparse rows: medians of this many fits"
     )
-    parser.add_argument("--sparse-rows", type=int, help="the sparse rows: this many rows")
+    parser.add_argument("--sparse-rows", type=_positive, help="the sparse rows: this many rows")
     args = parser.parse_args()
     rows = args.row or list(ROWS)
     if args.compare:
@@ -424,7 +431,7 @@ def main():
             options += ["--sparse-rows", str(args.sparse_rows)]
         compare(args.compare, rows, options)
         return
-    size = dict(QUICK if args.quick else FULL, repeat=max(1, args.repeat))
+    size = dict(QUICK if args.quick else FULL, repeat=args.repeat)
     if args.sparse_rows:
         size["sparse_rows"] = args.sparse_rows
     for name in rows:

@@ -279,10 +279,11 @@ def _projection_terms(kernel, kernel_code, rows, coef, S):
         K = _kernel_block(kernel, kernel_code, XS[start:stop], rows)
         rhs[start:stop] = K @ coef
         # Gathered into place: ``K[:, S]`` would be a temporary as large as
-        # the band, fresh pages (at a budget of 4000, two of 64 MB that took as
-        # long to touch as the Cholesky factor to compute). "clip" (S holds
-        # columns of K): with "raise", numpy gathers into such a temporary
-        # first, to leave ``out`` as it was if an index were out of range.
+        # the band, fresh pages (at a budget of 4000, two of 61 MiB that took
+        # as long to touch as the Cholesky factor to compute). "clip" (S holds
+        # columns of K, sorted positions from _largest): with "raise", numpy
+        # gathers into such a temporary first, to leave ``out`` as it was if
+        # an index were out of range.
         np.take(K, S, axis=1, out=normal[start:stop], mode="clip")
     return normal, rhs
 

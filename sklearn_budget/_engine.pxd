@@ -157,6 +157,7 @@ cdef class Engine:
     cdef void kernel_row(self) noexcept nogil
     cdef void live_average(self, Py_ssize_t jj) noexcept nogil
     cdef void scores(self) noexcept nogil
+    cdef void scale_scores(self) noexcept nogil
     cdef void gathered_scores(self) noexcept nogil
     cdef bint finite_scores(self) noexcept nogil
     cdef double margin(self, int64_t y) noexcept nogil

@@ -273,8 +273,13 @@ cdef class Engine:
                 ki = self.k[i]
                 for c in range(R):
                     self.f[c] += self.alpha[i, c] * ki
+        self.scale_scores()
+
+    cdef void scale_scores(self) noexcept nogil:
+        """The scores times the global scale of the coefficients (budgeted SGD)."""
+        cdef Py_ssize_t c
         if self.wscale != 1.0:
-            for c in range(R):
+            for c in range(self.R):
                 self.f[c] *= self.wscale
 
     cdef void gathered_scores(self) noexcept nogil:
@@ -299,9 +304,7 @@ cdef class Engine:
                 self.k[i] = ki
                 for c in range(R):
                     self.f[c] += self.alpha[i, c] * ki
-        if self.wscale != 1.0:
-            for c in range(R):
-                self.f[c] *= self.wscale
+        self.scale_scores()
 
     cdef bint finite_scores(self) noexcept nogil:
         cdef Py_ssize_t c

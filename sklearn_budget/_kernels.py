@@ -209,12 +209,12 @@ def scale_gamma(var, X):
     return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
 
 
-# Most kernel values in one block of the rows an expansion scores (8 MiB of
-# them): each block's values are a fresh array, and at tens of MB (the
-# check of a fitted model on 2,036 of a9a's rows against 4,000 members)
-# the pages that the system zeroes at their first use cost more than the
-# values (150 ms where they took 40, inside a fit, whose memory is
-# fragmented, against 36 ms in blocks of 256 rows).
+# Kernel values in one block of the rows an expansion scores (8 MiB of them;
+# see expansion_batches): each block's values are a fresh array, and at
+# tens of MB (the check of a fitted model on 2,036 of a9a's rows against
+# 4,000 members) the pages that the system zeroes at their first use cost
+# more than the values (150 ms where they took 40, inside a fit, whose
+# memory is fragmented, against 36 ms in blocks of 256 rows).
 _EXPANSION_VALUES = 1 << 20
 # The blocks of the bound are multiples of this many rows (see expansion_batches).
 _EXPANSION_ROWS = 64
@@ -223,22 +223,28 @@ _EXPANSION_ROWS = 64
 def expansion_batches(n_rows, n_members):
     """The blocks of rows (slices) in which an expansion of ``n_members``
     members scores ``n_rows`` rows: within scikit-learn's ``working_memory``
-    and ``_EXPANSION_VALUES`` kernel values.
+    and, where that allows more, of about ``_EXPANSION_VALUES`` kernel
+    values.
 
-    Where ``_EXPANSION_VALUES`` is the bound, the blocks are multiples of
-    ``_EXPANSION_ROWS`` rows and a last block of a single row joins the one
-    before it, so that each row's score has the bits of one block of all
-    the rows: BLAS's products of the values with the coefficients treat
-    the rows in groups (of 4 for OpenBLAS's ``dgemv`` here; the rows left
-    over sum in another order), and the product of one row is a dot
-    product.
+    Those blocks are ``b`` rows, the largest multiple of ``_EXPANSION_ROWS``
+    whose values fit in ``_EXPANSION_VALUES`` (at least ``_EXPANSION_ROWS``
+    rows), and the rows left over join the last block (which holds fewer
+    than ``2 b`` rows), so that each row's score has the bits of one block
+    of all the rows: BLAS's products of the values with the coefficients
+    take the rows in groups (of 4 for OpenBLAS's ``dgemv``; the rows left
+    over sum in another order), and a small product may take another
+    kernel (OpenBLAS's small-matrix ``dgemm`` of some processors, below
+    about ``10^6`` products; a block of ``b`` rows or more has about
+    ``_EXPANSION_VALUES`` values times the outputs).
     """
+    if n_rows == 0:
+        return []
     chunk = max(1, get_chunk_n_rows(row_bytes=8 * max(1, n_members), max_n_rows=n_rows))
     bounded = _EXPANSION_VALUES // max(1, n_members)
     bounded = max(_EXPANSION_ROWS, bounded - bounded % _EXPANSION_ROWS)
-    if bounded >= chunk:
+    if 2 * bounded > chunk:
         return gen_batches(n_rows, chunk)
-    return gen_batches(n_rows, bounded, min_batch_size=2)
+    return gen_batches(n_rows, bounded, min_batch_size=bounded)
 
 
 # Rows of a block of rounds whose kernel values with each other are computed
@@ -489,17 +495,17 @@ class Kernel:
         """Scores ``K(X, support_vectors) @ coef.T`` of a kernel expansion.
 
         ``coef`` has one row per output. The kernel matrix is computed in
-        blocks of rows within scikit-learn's ``working_memory`` and of at
-        most ``_EXPANSION_VALUES`` values (:func:`expansion_batches`), never
+        blocks of rows within scikit-learn's ``working_memory`` and of
+        about ``_EXPANSION_VALUES`` values (:func:`expansion_batches`), never
         whole. Raises ValueError if the scores overflow.
         """
         scores = np.empty((X.shape[0], coef.shape[0]))
-        batches = list(expansion_batches(X.shape[0], coef.shape[1]))
+        # The last block first: it is the largest (expansion_batches).
+        batches = list(expansion_batches(X.shape[0], coef.shape[1]))[::-1]
         # The sparse rbf values of several blocks in one buffer (see
-        # _EXPANSION_VALUES), of the first block's size: no later block is
-        # larger, but for a last row joined to the block before it. One block
-        # as __call__ computes it (a few rows against many members: from
-        # the lists of the rows' entries).
+        # _EXPANSION_VALUES), of the first block's size. One block as
+        # __call__ computes it (a few rows against many members: from the
+        # lists of the rows' entries).
         sparse_rbf = self.kernel == "rbf" and _is_csr_rows(X) and _is_csr_rows(support_vectors)
         scratch = SparseScratch(False) if sparse_rbf and len(batches) > 1 else None
         # One BLAS thread: the same scores whatever the threads allowed.
@@ -520,6 +526,7 @@ class Kernel:
                     )
                     np.exp(K, out=K)
                 scores[sl] = K @ coef.T
+                del K  # one block of values at a time
         if not np.isfinite(scores).all():
             raise _nonfinite_scores(X)
         return scores

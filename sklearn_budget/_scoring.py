@@ -67,7 +67,7 @@ class _ScoringMixin:
         return scores[:, 0] if self._binary else scores
 
     @single_blas_thread()
-    def _kernel_matrix(self, X, Z):
+    def _kernel_matrix(self, X, Z, by_differences=None):
         """``K(X, Z)``, computed as the rounds compute it where that pays.
 
         For a compiled kernel on dense rows, the values come from the
@@ -76,16 +76,26 @@ class _ScoringMixin:
         dimension), or when the blocked formula overflows: the rbf
         expansion ``||x||^2 + ||z||^2 - 2 x.z`` gives ``inf - inf`` for a
         huge member that the rounds, and so the model, handle.
+
+        ``by_differences``: the choice made for a call of which ``X`` is a
+        block of rows (:meth:`_expansion`): True, from the differences;
+        False, by the blocked formula, or None where it overflows. None
+        (the default): chosen here, with the fallback above.
         """
         code = self._kernel_code
         sparse = sp.issparse(X) or sp.issparse(Z) or type(X) is CSRRows or type(Z) is CSRRows
         if code is None or sparse or not (X.shape[0] and Z.shape[0]):
             return self._kernel(X, Z)
-        if not self._by_differences(X.shape[0], Z.shape[0], X.shape[1]):
+        chosen = by_differences
+        if chosen is None:
+            chosen = self._by_differences(X.shape[0], Z.shape[0], X.shape[1])
+        if not chosen:
             with np.errstate(all="ignore"):  # overflow: recomputed below
                 K = self._kernel(X, Z)
             if np.isfinite(K).all():
                 return K
+            if by_differences is not None:
+                return None
         return kernel_values(self._kernel, code, X, Z)
 
     @staticmethod
@@ -104,11 +114,22 @@ class _ScoringMixin:
         n = X.shape[0]
         batches = [slice(0, n)]
         if n * max(1, coef.shape[1]) > 65536:
-            batches = expansion_batches(n, coef.shape[1])
+            batches = list(expansion_batches(n, coef.shape[1]))
         scores = np.empty((n, coef.shape[0]))
+        # Every block by the formula that one block of all the rows would
+        # take: the differences where they pay for all the rows, or where
+        # the blocked formula overflows in any block (then all are redone).
+        first = self._by_differences(n, support_vectors.shape[0], X.shape[1])
         with np.errstate(all="ignore"):  # overflow is reported below
-            for sl in batches:
-                scores[sl] = self._kernel_matrix(X[sl], support_vectors) @ coef.T
+            for by_differences in (first, True):
+                for sl in batches:
+                    K = self._kernel_matrix(X[sl], support_vectors, by_differences)
+                    if K is None:
+                        break
+                    scores[sl] = K @ coef.T
+                    del K  # one block of values at a time
+                else:
+                    break
         if not np.isfinite(scores).all():
             raise _nonfinite_scores(X)
         return scores
