@@ -16,7 +16,7 @@ from sklearn.metrics.pairwise import (
 )
 from sklearn.svm import SVC
 
-from sklearn_budget import KernelPerceptron, _kernels
+from sklearn_budget import KernelPerceptron, _kernels, _scoring
 from sklearn_budget.kernels import KERNELS, Kernel, resolve_gamma
 
 PARAMS = dict(gamma=0.3, degree=2, coef0=0.5)
@@ -297,6 +297,46 @@ def test_expansion_computes_blocks_of_bounded_size(monkeypatch, sparse, n_rows):
     assert rows == [last] + [64] * (len(rows) - 1)
     assert 64 <= last < 128 and len(rows) == n_rows // 64
     np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-12 * np.abs(coef).sum())
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_dense_expansion_takes_one_formula_for_all_its_blocks(monkeypatch):
+    # Dense rows of a compiled kernel: the blocked formula or the rows'
+    # differences, chosen for all the rows of the call (a block of 64 rows
+    # alone would take the differences), and every block from the
+    # differences where the blocked formula overflows in one of them, as
+    # one block of all the rows would be.
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(400, 50), rng.randint(0, 2, 400)
+    est = KernelPerceptron(gamma=0.01, max_iter=1, random_state=0).fit(X, y)
+    m = est.support_vectors_.shape[0]
+    Xp = rng.randn(1000, 50)
+    assert m > 100 and est._by_differences(64, m, 50)
+    assert not est._by_differences(1000, m, 50)
+    monkeypatch.setattr(_kernels, "_EXPANSION_VALUES", 64 * m)
+    differences = []
+    original = _scoring.kernel_values
+
+    def spy(kernel, code, A, B):
+        differences.append(A.shape[0])
+        return original(kernel, code, A, B)
+
+    monkeypatch.setattr(_scoring, "kernel_values", spy)
+    expected = est.decision_function(Xp)
+    assert differences == []
+    blocked = []
+    call = Kernel.__call__
+
+    def overflowing(self, A, B):
+        blocked.append(A.shape[0])
+        K = call(self, A, B)
+        return np.full_like(K, np.nan) if len(blocked) == 3 else K
+
+    monkeypatch.setattr(Kernel, "__call__", overflowing)
+    scores = est.decision_function(Xp)
+    assert blocked == [64, 64, 64]
+    assert differences == [64] * 14 + [104]
+    np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-12 * np.abs(est.dual_coef_).sum())
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
