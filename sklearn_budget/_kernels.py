@@ -221,7 +221,7 @@ _EXPANSION_ROWS = 64
 
 
 def expansion_batches(n_rows, n_members):
-    """The blocks of rows (slices) in which an expansion of ``n_members``
+    """The blocks of rows (a list of slices) in which an expansion of ``n_members``
     members scores ``n_rows`` rows: within scikit-learn's ``working_memory``
     and, where that allows more, of about ``_EXPANSION_VALUES`` kernel
     values.
@@ -243,8 +243,8 @@ def expansion_batches(n_rows, n_members):
     bounded = _EXPANSION_VALUES // max(1, n_members)
     bounded = max(_EXPANSION_ROWS, bounded - bounded % _EXPANSION_ROWS)
     if 2 * bounded > chunk:
-        return gen_batches(n_rows, chunk)
-    return gen_batches(n_rows, bounded, min_batch_size=bounded)
+        return list(gen_batches(n_rows, chunk))
+    return list(gen_batches(n_rows, bounded, min_batch_size=bounded))
 
 
 # Rows of a block of rounds whose kernel values with each other are computed
@@ -501,7 +501,7 @@ class Kernel:
         """
         scores = np.empty((X.shape[0], coef.shape[0]))
         # The last block first: it is the largest (expansion_batches).
-        batches = list(expansion_batches(X.shape[0], coef.shape[1]))[::-1]
+        batches = expansion_batches(X.shape[0], coef.shape[1])[::-1]
         # The sparse rbf values of several blocks in one buffer (see
         # _EXPANSION_VALUES), of the first block's size. One block as
         # __call__ computes it (a few rows against many members: from the

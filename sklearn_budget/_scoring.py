@@ -114,7 +114,7 @@ class _ScoringMixin:
         n = X.shape[0]
         batches = [slice(0, n)]
         if n * max(1, coef.shape[1]) > 65536:
-            batches = list(expansion_batches(n, coef.shape[1]))
+            batches = expansion_batches(n, coef.shape[1])
         scores = np.empty((n, coef.shape[0]))
         # Every block by the formula that one block of all the rows would
         # take: the differences where they pay for all the rows, or where
