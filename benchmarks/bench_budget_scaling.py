@@ -15,6 +15,15 @@ For each budget, on the first rows of a9a (one pass, Forgetron, gamma=0.02):
 - ``1st``/``2nd predict``: ``decision_function`` on 1,000 rows right after the
   averaged fit, then again (the first pays for any publication left to it).
 
+``--ratios`` prints instead the matrix of the averaged fit's CPU time over
+the last hypothesis's, one pass, at budgets 100, 500, 1000 and 4000: the
+Forgetron on the first 12,000 rows of a9a (CSR, ``gamma=0.02``), on the
+USPS-10 training set (``gamma='scale'``) and on 200,000 rounds of the 2-D
+stream of ``make_two_gaussians`` in one ``partial_fit`` (default
+``gamma``), and the Randomized Budget Perceptron and the Budget Perceptron
+on that stream; each cell the ratio of the medians of ``--repeat`` fits of
+each, alternated in one process (at least 3).
+
 ``--accuracy`` prints instead the test accuracy of Forgetron (its defaults,
 ``gamma='scale'``, ``random_state=0``) with the average and with the last
 hypothesis on a9a (10,000 training rows, 5,000 test rows), USPS-10 (3,000
@@ -26,6 +35,7 @@ Run with one BLAS thread, for example::
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_budget_scaling.py --quick
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_budget_scaling.py --dense
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_budget_scaling.py --accuracy
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_budget_scaling.py --ratios
 
 ``--quick``: budgets 100, 500 and 1000 only; ``--dense``: the a9a rows as a
 dense array (the direct kernel path where it pays) instead of CSR;
@@ -53,8 +63,14 @@ from sklearn.linear_model import SGDClassifier
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.pipeline import make_pipeline
 
-from sklearn_budget import Forgetron
-from sklearn_budget.datasets import fetch_a9a, fetch_banana, fetch_usps, fetch_waveform
+from sklearn_budget import BudgetPerceptron, Forgetron, RandomizedBudgetPerceptron
+from sklearn_budget.datasets import (
+    fetch_a9a,
+    fetch_banana,
+    fetch_usps,
+    fetch_waveform,
+    make_two_gaussians,
+)
 
 GAMMA = 0.02
 
@@ -185,17 +201,66 @@ def accuracy(budgets):
             )
 
 
+def _ratio_cells():
+    """The rows of the ratio matrix: ``(label, estimator class, fit(est))``."""
+    home = dict(data_home=DATA_HOME, download_if_missing=False, return_X_y=True)
+    X, y = fetch_a9a(**home)
+    X, y = X[:12_000], y[:12_000]
+    yield "a9a, Forgetron", Forgetron, dict(gamma=GAMMA, max_iter=1), lambda e: e.fit(X, y)
+    Xu, yu = fetch_usps(subset="train", positive_digit=None, **home)
+    yield "USPS-10, Forgetron", Forgetron, dict(max_iter=1), lambda e: e.fit(Xu, yu)
+    Xs, ys = make_two_gaussians(200_000, random_state=0)
+    classes = np.unique(ys)
+    for name, cls in (
+        ("Forgetron", Forgetron),
+        ("Randomized Budget P.", RandomizedBudgetPerceptron),
+        ("Budget Perceptron", BudgetPerceptron),
+    ):
+        yield f"2-D, {name}", cls, {}, lambda e: e.partial_fit(Xs, ys, classes=classes)
+
+
+def _cpu_seconds(fn):
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
+def ratios(budgets, repeat):
+    """Print the averaged fit's CPU time over the last hypothesis's, per set and budget."""
+    repeat = max(repeat, 3)
+    print(f"averaged / last, one pass, CPU time, medians of {repeat} alternated fits")
+    print(f"{'':<28}" + "".join(f"{b:>8}" for b in budgets))
+    # A first fit pays for the process's warm-up outside the matrix.
+    Forgetron(budget=50, max_iter=1).fit(*make_two_gaussians(2000, random_state=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for label, cls, kw, fit in _ratio_cells():
+            cells = []
+            for budget in budgets:
+                times = {True: [], False: []}
+                for _ in range(repeat):
+                    for average in (True, False):
+                        est = cls(budget=budget, average=average, random_state=0, **kw)
+                        times[average].append(_cpu_seconds(lambda: fit(est)))
+                cells.append(np.median(times[True]) / np.median(times[False]))
+            print(f"{label:<28}" + "".join(f"{c:>8.2f}" for c in cells), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="budgets 100, 500 and 1000 only")
     parser.add_argument("--dense", action="store_true", help="dense rows instead of CSR")
     parser.add_argument("--rows", type=int, default=12_000, help="rows of a9a (default 12000)")
     parser.add_argument("--accuracy", action="store_true", help="the accuracy table instead")
+    parser.add_argument("--ratios", action="store_true", help="the averaged/last matrix instead")
     parser.add_argument("--plot", metavar="FILE", help="both layouts, drawn to FILE")
     parser.add_argument("--repeat", type=int, default=1, help="fits timed, fastest kept")
     args = parser.parse_args()
     if args.accuracy:
         accuracy([100, 500])
+        return
+    if args.ratios:
+        ratios([100, 500, 1000, 4000], args.repeat)
         return
     budgets = [100, 500, 1000] if args.quick else [100, 500, 1000, 2000, 4000]
     if args.plot:

@@ -69,6 +69,7 @@ from scipy.linalg.lapack import dpotrf, dpotrs
 
 from ._kernels import (
     as_matrix,
+    band_kernel,
     block_kernel_values,
     finite_pool_kernel,
     single_blas_thread,
@@ -116,16 +117,23 @@ def new_pool(n_rows, n_features, dense):
     return pool
 
 
-def _kernel_block(kernel, kernel_code, X, Z):
+def _kernel_block(kernel, kernel_code, X, Z, buffer=None):
     """``kernel(X, Z)`` by BLAS, or by differences where that overflows; raises
     if the values are not finite (rows too large for the kernel). The rbf
     Gram matrix of rows with themselves (``Z is X``) symmetric by
-    construction."""
+    construction. ``buffer``: a flat float64 array of at least ``len(X) *
+    len(Z)`` values that may receive them (:func:`~sklearn_budget._kernels.band_kernel`),
+    or None."""
     with np.errstate(all="ignore"):
         # The compiled rbf values of dense rows, and the symmetric Gram
         # matrix of the pool, are finite by construction: no pass over the
         # block to check them.
-        K = symmetric_pool_gram(kernel, X) if Z is X else finite_pool_kernel(kernel, X, Z)
+        if Z is X:
+            K = symmetric_pool_gram(kernel, X)
+        elif buffer is not None:
+            K = band_kernel(kernel, X, Z, buffer)
+        else:
+            K = finite_pool_kernel(kernel, X, Z)
     if K is not None:
         return K
     K, finite = block_kernel_values(kernel, kernel_code, X, Z)
@@ -139,10 +147,12 @@ def _kernel_block(kernel, kernel_code, X, Z):
     return K
 
 
-def _ridge_solve(normal, rhs, ridge):
+def _ridge_solve(normal, rhs, ridge, work=None):
     """``(normal + ridge I)^{-1} rhs`` by Cholesky, or None if ``normal + ridge I``
     is not numerically positive definite or the solution is not finite.
-    Only the lower triangle of the symmetric ``normal`` is read."""
+    Only the lower triangle of the symmetric ``normal`` is read. ``work``: a
+    flat float64 array of at least ``normal.size`` values for the factor
+    (overwritten), or None."""
     # ``normal + ridge I`` built in Fortran order and factored in place: no
     # identity matrix and no copy by LAPACK's wrapper, which at a budget of
     # 4000 are 128 MB each. The values are those of ``normal + ridge * eye``
@@ -150,7 +160,11 @@ def _ridge_solve(normal, rhs, ridge):
     # LAPACK routines of scipy's ``cho_factor`` and ``cho_solve`` are called
     # directly (the same factor and solution): their wrappers' checks cost
     # as much as the factor at a budget of 100, once per compression.
-    a = np.add(normal, 0.0, order="F", dtype=np.float64)
+    if work is None:
+        a = np.add(normal, 0.0, order="F", dtype=np.float64)
+    else:
+        b = normal.shape[0]
+        a = np.add(normal, 0.0, out=work[: b * b].reshape((b, b), order="F"))
     diag = np.arange(a.shape[0])
     a[diag, diag] = normal[diag, diag] + ridge
     factor, info = dpotrf(a, lower=True, overwrite_a=True, clean=False)
@@ -165,17 +179,17 @@ def _ridge_solve(normal, rhs, ridge):
     return out if np.isfinite(out).all() else None
 
 
-def ridge_fit(normal, rhs, ridge):
+def ridge_fit(normal, rhs, ridge, work=None):
     """``(normal + r I)^{-1} rhs`` for the first ``r`` of ``ridge``, 100 and
     10,000 times it whose Cholesky factor exists and gives finite values,
     or None.
 
     The larger ridges serve a Gram matrix that rounding leaves barely
     indefinite: a kernel only just positive semi-definite, or members (or
-    centres) nearly on top of each other.
+    centres) nearly on top of each other. ``work``: see :func:`_ridge_solve`.
     """
     for larger in (1.0, 1e2, 1e4):
-        out = _ridge_solve(normal, rhs, ridge * larger)
+        out = _ridge_solve(normal, rhs, ridge * larger, work)
         if out is not None:
             return out
     return None
@@ -207,6 +221,7 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         kxx = np.asarray(kernel.diag(rows), dtype=np.float64)
     kmax = float(np.max(np.abs(kxx), initial=0.0))
     S = np.zeros(0, dtype=np.intp)
+    work = None
     if budget <= OMP_MAX_BUDGET:
         K = _kernel_block(kernel, kernel_code, rows, rows)
         Kcoef = K @ coef  # read by matching pursuit and by the refit
@@ -235,11 +250,11 @@ def _compress(rows, coef, idx, kernel, kernel_code, budget):
         # is not positive semi-definite): by the size of each function, and
         # the projection in the kernel's space.
         S = _largest(coef, kxx, budget)
-        normal, rhs = _projection_terms(kernel, kernel_code, rows, coef, S)
+        normal, rhs, work = _projection_terms(kernel, kernel_code, rows, coef, S)
         ridge = RIDGE * kmax
     # Not matching pursuit again where the solve fails, whose Gram matrix of
     # the whole pool would take O(pool^2) memory at a large budget.
-    kept = ridge_fit(normal, rhs, ridge)
+    kept = ridge_fit(normal, rhs, ridge, work)
     if kept is None:
         warnings.warn(
             "The kernel's Gram matrix of the averaged model is not positive definite: "
@@ -260,23 +275,28 @@ def _largest(coef, kxx, m):
 
 
 def _projection_terms(kernel, kernel_code, rows, coef, S):
-    """``K_SS`` and ``K_{S,rows} coef`` for the projection onto the span of ``S``.
+    """``K_SS``, ``K_{S,rows} coef`` and a work buffer for the projection onto
+    the span of ``S``.
 
     The ``|S| x n`` kernel block is computed a band of rows of ``S`` at a
     time, each band as large as ``K_SS``, so that its memory is that of the
     factor whatever the pool's size (the whole block and its temporaries
     took about 1 GB at a budget of 4000, six times the factor's). The
     products are those of the whole block up to rounding (BLAS may group the
-    rows of a band otherwise).
+    rows of a band otherwise). The bands share one buffer, then given to
+    the Cholesky factor (:func:`ridge_fit`): at a budget of 4000 a fresh
+    band or factor of 128 MB took about as long to touch the first time as
+    its kernel values to compute.
     """
     n, b = rows.shape[0], S.size
     XS = _rows(rows, S)
     normal = np.empty((b, b))
     rhs = np.empty((b, coef.shape[1]))
     band = max(1, (b * b) // max(n, 1))
+    work = np.empty(max(band * n, b * b))
     for start in range(0, b, band):
         stop = min(start + band, b)
-        K = _kernel_block(kernel, kernel_code, XS[start:stop], rows)
+        K = _kernel_block(kernel, kernel_code, XS[start:stop], rows, work)
         rhs[start:stop] = K @ coef
         # Gathered into place: ``K[:, S]`` would be a temporary as large as
         # the band, fresh pages (at a budget of 4000, two of 61 MiB that took
@@ -285,7 +305,8 @@ def _projection_terms(kernel, kernel_code, rows, coef, S):
         # gathers into such a temporary first, to leave ``out`` as it was if
         # an index were out of range.
         np.take(K, S, axis=1, out=normal[start:stop], mode="clip")
-    return normal, rhs
+        del K
+    return normal, rhs, work
 
 
 def _conversion(average):

@@ -87,12 +87,15 @@ cdef class SparseScratch:
     that exceed the kernel values themselves for high-dimensional rows. One
     instance serves one call (it is not shared between threads). The output
     of a call is a view of ``out``, overwritten by the next call.
+
+    ``out``: a flat float64 buffer for the outputs (grown like the others
+    where a call needs more), or None.
     """
 
     cdef object head, nxt, row, first, fill, val, out
     cdef Py_ssize_t spare, base
 
-    def __init__(self, bint reused=True):
+    def __init__(self, bint reused=True, out=None):
         # Buffers that grow for later calls take twice what is asked.
         self.spare = 2 if reused else 1
         # The heads of the lists, offset by ``base`` (see csr_lists): a call
@@ -104,7 +107,8 @@ cdef class SparseScratch:
         self.first = np.empty(0, dtype=np.intp)
         self.fill = self.first
         self.nxt = self.row = self.first
-        self.val = self.out = np.empty(0)
+        self.val = np.empty(0)
+        self.out = np.empty(0) if out is None else out
 
     cdef object output(self, Py_ssize_t n, Py_ssize_t m):
         if self.out.shape[0] < n * m:

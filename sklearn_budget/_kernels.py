@@ -325,7 +325,7 @@ def _is_dense64(X):
     return type(X) is np.ndarray and X.dtype == np.float64 and X.ndim == 2 and X.shape[1] > 0
 
 
-def _dense_rbf(X, Y, gamma):
+def _dense_rbf(X, Y, gamma, out=None):
     """``rbf_kernel(X, Y, gamma=gamma)`` of float64 arrays, the same bits, or
     None for rows whose values could overflow.
 
@@ -337,7 +337,9 @@ def _dense_rbf(X, Y, gamma):
     model (the Gram matrix of its pool, hundreds of rows in low dimension).
     Only for rows whose every step stays finite (``|x.z| <= ||x|| ||z||``):
     the others, or rows that are not finite, take scikit-learn's path, its
-    errors and its warnings.
+    errors and its warnings. ``out``: a C-contiguous float64 array of
+    shape ``(len(X), len(Y))`` that receives the values (BLAS's product
+    written there, the same call), or None.
     """
     with np.errstate(all="ignore"):
         xx = np.einsum("ij,ij->i", X, X)
@@ -345,7 +347,7 @@ def _dense_rbf(X, Y, gamma):
         bound = (np.sqrt(xx.max()) + np.sqrt(yy.max())) ** 2 * (1.0 + abs(gamma))
     if not bound < 1e300:
         return None
-    K = X @ Y.T
+    K = np.matmul(X, Y.T, out=out)
     dense_rbf_exponents(K, xx, yy, gamma, Y is X)
     np.exp(K, out=K)
     return K
@@ -609,6 +611,31 @@ def finite_pool_kernel(kernel, X, Z):
     if _dense_rbf_pair(kernel, X, Z) and kernel.gamma >= 0:
         return _dense_rbf(X, Z, kernel.gamma)
     return None
+
+
+def band_kernel(kernel, X, Z, buffer):
+    """``kernel(X, Z)`` written into ``buffer``, or None.
+
+    ``buffer``: a flat float64 array of at least ``len(X) * len(Z)`` values;
+    the values are a view of its start. For the bands of rows of one kernel
+    block (the averaged model's projection, :func:`~sklearn_budget._averaging._projection_terms`),
+    which then share one buffer instead of taking fresh pages each. The
+    values of :meth:`Kernel.__call__` for the rbf kernel with ``gamma >= 0``:
+    of dense rows whose every step stays finite (:func:`_dense_rbf`), and of
+    CSR rows where every value is finite (its exponents, then numpy's
+    ``exp``). None for any other kernel or rows: the caller's path computes,
+    checks and reports them.
+    """
+    if kernel.kernel != "rbf" or not kernel.gamma >= 0 or not (X.shape[0] and Z.shape[0]):
+        return None
+    if _dense_rbf_pair(kernel, X, Z):
+        out = buffer[: X.shape[0] * Z.shape[0]].reshape(X.shape[0], Z.shape[0])
+        return _dense_rbf(X, Z, kernel.gamma, out)
+    if not (_is_csr_rows(X) and _is_csr_rows(Z)):
+        return None
+    K = sparse_rbf_exponents(X, Z, kernel.gamma, False, -1, 1, SparseScratch(False, buffer))
+    np.exp(K, out=K)
+    return K if np.isfinite(K).all() else None
 
 
 def symmetric_pool_gram(kernel, X):

@@ -346,9 +346,9 @@ def test_projection_blocks_stay_within_the_factors_memory(monkeypatch):
 
     block = _averaging._kernel_block
 
-    def recording(kernel, kernel_code, X, Z):
+    def recording(kernel, kernel_code, X, Z, buffer=None):
         shapes.append((X.shape[0], Z.shape[0]))
-        return block(kernel, kernel_code, X, Z)
+        return block(kernel, kernel_code, X, Z, buffer)
 
     monkeypatch.setattr(_averaging, "_kernel_block", recording)
     rng = np.random.RandomState(2)
@@ -498,6 +498,72 @@ def test_finite_pool_kernel_gives_rbf_kernels_bits_or_none():
     # Values that overflow (a negative gamma) are still refused.
     with pytest.raises(ValueError, match="Non-finite kernel values"):
         _averaging._kernel_block(Kernel("rbf", gamma=-1e3), None, X, Z)
+
+
+def test_band_kernel_writes_the_kernels_values_into_the_buffer():
+    # The bands of the projection's block share one buffer: each band's
+    # values are a view of its start, the bits of Kernel.__call__ (rbf_kernel
+    # for dense and for CSR rows), or None where another path computes them.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._kernels import band_kernel
+
+    rng = np.random.RandomState(5)
+    X, Z = rng.randn(7, 6), rng.randn(40, 6)
+    Xs = sp.random(7, 300, density=0.05, format="csr", random_state=rng)
+    Zs = sp.random(40, 300, density=0.05, format="csr", random_state=rng)
+    buffer = np.full(7 * 40 + 3, np.nan)
+    for A, B in ((X, Z), (Xs, Zs)):
+        for gamma in (0.0, 0.3, 40.0):
+            got = band_kernel(Kernel("rbf", gamma=gamma), A, B, buffer)
+            assert np.shares_memory(got, buffer) and got.shape == (7, 40)
+            assert np.array_equal(got, rbf_kernel(A, B, gamma=gamma))
+            assert np.array_equal(got, Kernel("rbf", gamma=gamma)(A, B))
+    assert band_kernel(Kernel("rbf", gamma=-0.3), X, Z, buffer) is None
+    assert band_kernel(Kernel("rbf", gamma=0.3), 1e160 * X, Z, buffer) is None
+    assert band_kernel(Kernel("laplacian", gamma=0.3), X, Z, buffer) is None
+    assert band_kernel(Kernel("rbf", gamma=0.3), Xs, Z, buffer) is None
+    # CSR rows whose exponents overflow: None, and _kernel_block reports them.
+    huge = sp.csr_matrix(1e200 * Xs.toarray()), sp.csr_matrix(1e200 * Zs.toarray())
+    assert band_kernel(Kernel("rbf", gamma=0.3), *huge, buffer) is None
+    with pytest.raises(ValueError, match="Non-finite kernel values"):
+        _averaging._kernel_block(Kernel("rbf", gamma=0.3), None, *huge, buffer)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_projection_bands_share_one_buffer_with_the_factor(monkeypatch, sparse):
+    # Every band of the projection's block is written into one buffer, which
+    # the Cholesky factor then overwrites: no fresh pages per band (128 MB
+    # each at a budget of 4000). The model is the reference's.
+    monkeypatch.setattr(_averaging, "OMP_MAX_BUDGET", 0)
+    buffers, works = [], []
+    block, solve = _averaging._kernel_block, _averaging._ridge_solve
+
+    def recording_block(kernel, kernel_code, X, Z, buffer=None):
+        K = block(kernel, kernel_code, X, Z, buffer)
+        buffers.append(buffer)
+        assert np.shares_memory(K, buffer)
+        return K
+
+    def recording_solve(normal, rhs, ridge, work=None):
+        works.append(work)
+        return solve(normal, rhs, ridge, work)
+
+    monkeypatch.setattr(_averaging, "_kernel_block", recording_block)
+    monkeypatch.setattr(_averaging, "_ridge_solve", recording_solve)
+    rng = np.random.RandomState(4)
+    rows, coef, budget = rng.randn(600, 3), rng.randn(600, 2), 40
+    if sparse:
+        rows = sp.csr_matrix(rows)
+    kernel = Kernel("rbf", gamma=GAMMA)
+    kept, c, kidx = _averaging.compress(rows, coef, np.arange(600), kernel, None, budget)
+    assert len(buffers) > 1 and all(b is buffers[0] for b in buffers + works)
+    assert buffers[0].size >= budget * budget
+    dense_rows = rows.toarray() if sparse else rows
+    functions = [(j, dense_rows[j : j + 1], coef[j]) for j in range(600)]
+    support, ref_coef = reference_compress(functions, budget, "rbf", method="size", gamma=GAMMA)
+    np.testing.assert_array_equal(kidx, support)
+    np.testing.assert_allclose(c.T, ref_coef, rtol=1e-7, atol=1e-10)
 
 
 def test_symmetric_rbf_gram_is_one_triangle_mirrored():
