@@ -39,8 +39,9 @@ decision "Averaging within the budget" of ``doc/decisions.rst``):
   most ``budget`` members.
 
 Each flush costs, above a budget of 128, one kernel block of ``budget x 5
-budget`` values (computed in bands of rows, so that its memory is
-``O(budget^2)``) and one Cholesky factor of ``budget x budget``; up to 128,
+budget`` values (computed in bands of rows of about 8 MiB, in the buffer
+that then holds the factor, so that its memory is ``O(budget^2)``) and one
+Cholesky factor of ``budget x budget``; up to 128,
 the pool's Gram matrix (one triangle of it for the rbf kernel), matching
 pursuit among ``2 budget`` candidates and the factor: once per ``4 budget``
 members that leave, ``O(budget d + budget^2)`` per removal, against
@@ -71,6 +72,7 @@ from ._kernels import (
     as_matrix,
     band_kernel,
     block_kernel_values,
+    expansion_batches,
     finite_pool_kernel,
     single_blas_thread,
     symmetric_pool_gram,
@@ -279,32 +281,32 @@ def _projection_terms(kernel, kernel_code, rows, coef, S):
     the span of ``S``.
 
     The ``|S| x n`` kernel block is computed a band of rows of ``S`` at a
-    time, each band as large as ``K_SS``, so that its memory is that of the
-    factor whatever the pool's size (the whole block and its temporaries
-    took about 1 GB at a budget of 4000, six times the factor's). The
-    products are those of the whole block up to rounding (BLAS may group the
-    rows of a band otherwise). The bands share one buffer, then given to
-    the Cholesky factor (:func:`ridge_fit`): at a budget of 4000 a fresh
-    band or factor of 128 MB took about as long to touch the first time as
-    its kernel values to compute.
+    time, the blocks of an expansion (:func:`~sklearn_budget._kernels.expansion_batches`:
+    about ``2^20`` values, 8 MiB), all in one buffer, which then holds the
+    Cholesky factor (:func:`ridge_fit`). The whole block and its
+    temporaries took about 1 GB at a budget of 4000; bands as large as
+    ``K_SS`` (128 MB there), each a fresh array, took as long to touch the
+    first time as their values to compute, and each value was written and
+    read again in memory by the steps of the rbf kernel (product, exponent,
+    ``exp``, the products with ``coef``, the gather of ``K_SS``), where a
+    band of a few MiB stays in the processor's cache. The products are those
+    of the whole block up to rounding (BLAS may group the rows of a band
+    otherwise).
     """
     n, b = rows.shape[0], S.size
     XS = _rows(rows, S)
     normal = np.empty((b, b))
     rhs = np.empty((b, coef.shape[1]))
-    band = max(1, (b * b) // max(n, 1))
-    work = np.empty(max(band * n, b * b))
-    for start in range(0, b, band):
-        stop = min(start + band, b)
-        K = _kernel_block(kernel, kernel_code, XS[start:stop], rows, work)
-        rhs[start:stop] = K @ coef
+    bands = expansion_batches(b, n)
+    work = np.empty(max(max(sl.stop - sl.start for sl in bands) * n, b * b))
+    for sl in bands:
+        K = _kernel_block(kernel, kernel_code, XS[sl], rows, work)
+        rhs[sl] = K @ coef
         # Gathered into place: ``K[:, S]`` would be a temporary as large as
-        # the band, fresh pages (at a budget of 4000, two of 61 MiB that took
-        # as long to touch as the Cholesky factor to compute). "clip" (S holds
-        # columns of K, sorted positions from _largest): with "raise", numpy
-        # gathers into such a temporary first, to leave ``out`` as it was if
-        # an index were out of range.
-        np.take(K, S, axis=1, out=normal[start:stop], mode="clip")
+        # the band. "clip" (S holds columns of K, sorted positions from
+        # _largest): with "raise", numpy gathers into such a temporary first,
+        # to leave ``out`` as it was if an index were out of range.
+        np.take(K, S, axis=1, out=normal[sl], mode="clip")
         del K
     return normal, rhs, work
 

@@ -337,11 +337,16 @@ def test_compression_is_the_reference(method, monkeypatch):
     np.testing.assert_array_equal(kept, rows[support - 10])
 
 
-def test_projection_blocks_stay_within_the_factors_memory(monkeypatch):
-    # Above 128 members the budget x pool block is computed in bands of rows
-    # no larger than K_SS: at a budget of 4000 the whole block and its
-    # temporaries took about 1 GB. The result is still the reference's.
+def test_projection_blocks_are_bands_of_bounded_size(monkeypatch):
+    # Above 128 members the budget x pool block is computed in bands of rows,
+    # the blocks of an expansion (about 2^20 values; here 64 rows of 600
+    # values, the rows left over joining the last band): at a budget of 4000
+    # the whole block and its temporaries took about 1 GB. The result is
+    # still the reference's.
+    from sklearn_budget import _kernels
+
     monkeypatch.setattr(_averaging, "OMP_MAX_BUDGET", 0)
+    monkeypatch.setattr(_kernels, "_EXPANSION_VALUES", 64 * 600)
     shapes = []
 
     block = _averaging._kernel_block
@@ -352,13 +357,14 @@ def test_projection_blocks_stay_within_the_factors_memory(monkeypatch):
 
     monkeypatch.setattr(_averaging, "_kernel_block", recording)
     rng = np.random.RandomState(2)
-    rows, coef, budget = rng.randn(600, 3), rng.randn(600, 2), 40
-    kernel = Kernel("rbf", gamma=GAMMA)
+    rows, coef, budget = rng.randn(600, 3), rng.randn(600, 2), 150
+    # A kernel width at which 150 of these rows are well conditioned: the
+    # coefficients are compared, not only the function.
+    kernel = Kernel("rbf", gamma=2.0)
     kept, c, kidx = _averaging.compress(rows, coef, np.arange(600), kernel, 0, budget)
-    assert len(shapes) > 1 and all(m * n <= budget * budget for m, n in shapes)
-    assert sum(m for m, _ in shapes) == budget and all(n == 600 for _, n in shapes)
+    assert [m for m, _ in shapes] == [64, 86] and all(n == 600 for _, n in shapes)
     functions = [(j, rows[j : j + 1], coef[j]) for j in range(600)]
-    support, ref_coef = reference_compress(functions, budget, "rbf", method="size", gamma=GAMMA)
+    support, ref_coef = reference_compress(functions, budget, "rbf", method="size", gamma=2.0)
     np.testing.assert_array_equal(kidx, support)
     np.testing.assert_allclose(c.T, ref_coef, rtol=1e-7, atol=1e-10)
 
@@ -533,9 +539,12 @@ def test_band_kernel_writes_the_kernels_values_into_the_buffer():
 @pytest.mark.parametrize("sparse", [False, True])
 def test_projection_bands_share_one_buffer_with_the_factor(monkeypatch, sparse):
     # Every band of the projection's block is written into one buffer, which
-    # the Cholesky factor then overwrites: no fresh pages per band (128 MB
-    # each at a budget of 4000). The model is the reference's.
+    # the Cholesky factor then overwrites: no fresh pages per band. The
+    # model is the reference's.
+    from sklearn_budget import _kernels
+
     monkeypatch.setattr(_averaging, "OMP_MAX_BUDGET", 0)
+    monkeypatch.setattr(_kernels, "_EXPANSION_VALUES", 64 * 600)
     buffers, works = [], []
     block, solve = _averaging._kernel_block, _averaging._ridge_solve
 
@@ -552,16 +561,16 @@ def test_projection_bands_share_one_buffer_with_the_factor(monkeypatch, sparse):
     monkeypatch.setattr(_averaging, "_kernel_block", recording_block)
     monkeypatch.setattr(_averaging, "_ridge_solve", recording_solve)
     rng = np.random.RandomState(4)
-    rows, coef, budget = rng.randn(600, 3), rng.randn(600, 2), 40
+    rows, coef, budget = rng.randn(600, 3), rng.randn(600, 2), 150
     if sparse:
         rows = sp.csr_matrix(rows)
-    kernel = Kernel("rbf", gamma=GAMMA)
+    kernel = Kernel("rbf", gamma=2.0)
     kept, c, kidx = _averaging.compress(rows, coef, np.arange(600), kernel, None, budget)
     assert len(buffers) > 1 and all(b is buffers[0] for b in buffers + works)
     assert buffers[0].size >= budget * budget
     dense_rows = rows.toarray() if sparse else rows
     functions = [(j, dense_rows[j : j + 1], coef[j]) for j in range(600)]
-    support, ref_coef = reference_compress(functions, budget, "rbf", method="size", gamma=GAMMA)
+    support, ref_coef = reference_compress(functions, budget, "rbf", method="size", gamma=2.0)
     np.testing.assert_array_equal(kidx, support)
     np.testing.assert_allclose(c.T, ref_coef, rtol=1e-7, atol=1e-10)
 
