@@ -129,10 +129,11 @@ def _rows_label(n_rows):
 def _avg_and_last(make, fit, X, repeat):
     """Median seconds of ``fit(make(average))`` for the average and the last
     hypothesis, ``repeat`` of each alternated, after one fit of each on the
-    first 1,000 rows: each row runs in a fresh process, whose first fit pays
-    the first use of its code paths (the averaged fit, timed first, used to
-    pay them alone: 0.06 s against 0.02 on 12,000 rows of a9a at budget 100,
-    2.7 times where the fits themselves take 2)."""
+    first 1,000 rows: the first fit of a process (with ``--compare``, each
+    row's) pays the first use of its code paths (the averaged fit, timed
+    first, used to pay them alone: 12,000 rows of a9a at budget 100 took
+    0.06 s against 0.02, 2.7 times, where alternated fits after a warm-up
+    take 0.044 s against 0.023, 1.9 times)."""
     for average in (True, False):
         fit(make(average), X[:1000])
     times = {True: [], False: []}

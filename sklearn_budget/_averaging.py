@@ -39,8 +39,9 @@ decision "Averaging within the budget" of ``doc/decisions.rst``):
   most ``budget`` members.
 
 Each flush costs, above a budget of 128, one kernel block of ``budget x 5
-budget`` values (computed in bands of rows of about 8 MiB, in the buffer
-that then holds the factor, so that its memory is ``O(budget^2)``) and one
+budget`` values (computed in bands of rows of about ``2^20`` values, in
+the buffer that then holds the factor, so that its memory is
+``O(budget^2)``) and one
 Cholesky factor of ``budget x budget``; up to 128,
 the pool's Gram matrix (one triangle of it for the rbf kernel), matching
 pursuit among ``2 budget`` candidates and the factor: once per ``4 budget``
@@ -129,7 +130,7 @@ def _kernel_block(kernel, kernel_code, X, Z, buffer=None):
     with np.errstate(all="ignore"):
         # The compiled rbf values of dense rows, and the symmetric Gram
         # matrix of the pool, are finite by construction: no pass over the
-        # block to check them.
+        # block to check them (band_kernel checks those of CSR rows).
         if Z is X:
             K = symmetric_pool_gram(kernel, X)
         elif buffer is not None:
@@ -281,24 +282,20 @@ def _projection_terms(kernel, kernel_code, rows, coef, S):
     the span of ``S``.
 
     The ``|S| x n`` kernel block is computed a band of rows of ``S`` at a
-    time, the blocks of an expansion (:func:`~sklearn_budget._kernels.expansion_batches`:
-    about ``2^20`` values, 8 MiB), all in one buffer, which then holds the
-    Cholesky factor (:func:`ridge_fit`). The whole block and its
-    temporaries took about 1 GB at a budget of 4000; bands as large as
-    ``K_SS`` (128 MB there), each a fresh array, took as long to touch the
-    first time as their values to compute, and each value was written and
-    read again in memory by the steps of the rbf kernel (product, exponent,
-    ``exp``, the products with ``coef``, the gather of ``K_SS``), where a
-    band of a few MiB stays in the processor's cache. The products are those
-    of the whole block up to rounding (BLAS may group the rows of a band
-    otherwise).
+    time, the blocks of an expansion of about ``2^20`` values (at least 64
+    rows: 8 to 17 MiB at a budget of 4000, within the last-level cache
+    where each step of the rbf kernel reads and writes them again), all in
+    one buffer, which then holds the Cholesky factor (:func:`ridge_fit`):
+    no fresh pages per band. The bands do not depend on ``working_memory``
+    (the model's values would). The products are those of the whole block
+    up to rounding (BLAS may group the rows of a band otherwise).
     """
     n, b = rows.shape[0], S.size
     XS = _rows(rows, S)
     normal = np.empty((b, b))
     rhs = np.empty((b, coef.shape[1]))
-    bands = expansion_batches(b, n)
-    work = np.empty(max(max(sl.stop - sl.start for sl in bands) * n, b * b))
+    bands = expansion_batches(b, n, within_working_memory=False)
+    work = np.empty(max(max((sl.stop - sl.start for sl in bands), default=0) * n, b * b))
     for sl in bands:
         K = _kernel_block(kernel, kernel_code, XS[sl], rows, work)
         rhs[sl] = K @ coef
@@ -307,7 +304,6 @@ def _projection_terms(kernel, kernel_code, rows, coef, S):
         # _largest): with "raise", numpy gathers into such a temporary first,
         # to leave ``out`` as it was if an index were out of range.
         np.take(K, S, axis=1, out=normal[sl], mode="clip")
-        del K
     return normal, rhs, work
 
 

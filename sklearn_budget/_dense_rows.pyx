@@ -146,7 +146,10 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
     negatives set to zero, zero on the diagonal if ``same`` (``Z`` is
     ``X``), times ``-gamma``. The two indexes visit the same entries in the
     same order: they differ only in speed (the lists' walk reads scattered
-    entries, the transposed copy costs passes over all the features).
+    entries, the transposed copy costs passes over all the features). A few
+    rows of ``X`` against many of ``Z`` (``lower < 0``, see :func:`_walk_z`)
+    take lists of ``X``'s entries instead, walked with ``Z``'s
+    (:func:`_exponents_by_z`): the same products in the same order.
 
     ``lower >= 0``: ``Z`` is ``lower`` members followed by the rows of
     ``X`` (a block of rounds, which reads row ``i`` against the rows before
@@ -172,8 +175,10 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
         csr_sq_norms(xd, xp, xx)
         if not same:
             csr_sq_norms(zd, zp, zz)
-    if shared and lower < 0 and not same and _walk_z(xi, xp, zi, zp, d):
-        return _exponents_by_z(xd, xi, xp, zd, zi, zp, xx, zz, d, g)
+    if lower < 0 and not same and _walk_z(xi, xp, zi, zp, d):
+        return _exponents_by_z(
+            xd, xi, xp, zd, zi, zp, xx, zz, d, g, None if shared else scratch.output(n, m)
+        )
     if shared:
         scratch = SparseScratch(False)
         if lists:
@@ -253,7 +258,7 @@ cdef object _exponents_by_z(const double[::1] xd, const Py_ssize_t[::1] xi,
                             const Py_ssize_t[::1] xp, const double[::1] zd,
                             const Py_ssize_t[::1] zi, const Py_ssize_t[::1] zp,
                             const double[::1] xx, const double[::1] zz, Py_ssize_t d,
-                            double g):
+                            double g, out):
     """:func:`sparse_rbf_exponents` of a few rows ``X`` against many ``Z``
     (an averaged model's recorded rows against its pool), the same bits,
     from linked lists of X's entries by feature walked with Z's entries:
@@ -264,11 +269,15 @@ cdef object _exponents_by_z(const double[::1] xd, const Py_ssize_t[::1] xi,
     over their common features ``k`` in increasing ``k`` either way, for
     rows in strictly increasing feature (:func:`_walk_z`), where the other
     index adds them in the order of ``x_i``'s entries. ``xx``, ``zz``: the
-    rows' squared norms.
+    rows' squared norms. ``out``: an ``(n, m)`` array that receives the
+    exponents (a scratch's output), or None.
     """
     cdef Py_ssize_t n = xp.shape[0] - 1, m = zp.shape[0] - 1, nnz = xi.shape[0], i, j, e, f
     cdef double b
-    out = np.zeros((n, m))
+    if out is None:
+        out = np.zeros((n, m))
+    else:
+        out[...] = 0.0
     cdef double[:, ::1] K = out
     cdef Py_ssize_t[::1] head = thread_heads(d)  # all -1 between calls
     cdef Py_ssize_t[::1] nxt = np.empty(nnz, dtype=np.intp), row = np.empty(nnz, dtype=np.intp)

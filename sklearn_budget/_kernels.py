@@ -220,11 +220,13 @@ _EXPANSION_VALUES = 1 << 20
 _EXPANSION_ROWS = 64
 
 
-def expansion_batches(n_rows, n_members):
+def expansion_batches(n_rows, n_members, within_working_memory=True):
     """The blocks of rows (a list of slices) in which an expansion of ``n_members``
     members scores ``n_rows`` rows: within scikit-learn's ``working_memory``
     and, where that allows more, of about ``_EXPANSION_VALUES`` kernel
-    values.
+    values. ``within_working_memory=False``: of about ``_EXPANSION_VALUES``
+    values whatever ``working_memory`` says (blocks that a fitted model's
+    values depend on, which no configuration of the process may change).
 
     Those blocks are ``b`` rows, the largest multiple of ``_EXPANSION_ROWS``
     whose values fit in ``_EXPANSION_VALUES`` (at least ``_EXPANSION_ROWS``
@@ -239,9 +241,11 @@ def expansion_batches(n_rows, n_members):
     """
     if n_rows == 0:
         return []
-    chunk = max(1, get_chunk_n_rows(row_bytes=8 * max(1, n_members), max_n_rows=n_rows))
     bounded = _EXPANSION_VALUES // max(1, n_members)
     bounded = max(_EXPANSION_ROWS, bounded - bounded % _EXPANSION_ROWS)
+    chunk = n_rows
+    if within_working_memory:
+        chunk = max(1, get_chunk_n_rows(row_bytes=8 * max(1, n_members), max_n_rows=n_rows))
     if 2 * bounded > chunk:
         return list(gen_batches(n_rows, chunk))
     return list(gen_batches(n_rows, bounded, min_batch_size=bounded))

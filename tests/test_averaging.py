@@ -18,6 +18,8 @@ import pytest
 import scipy.sparse as sp
 from _budget_references import RefBudget, RefForgetron, RefRBP
 from _instances import instances
+from scipy.linalg import cholesky
+from sklearn import config_context
 from sklearn.base import clone
 from sklearn.metrics.pairwise import pairwise_kernels
 from test_bsgd import KERNELS as BSGD_KERNELS
@@ -363,6 +365,14 @@ def test_projection_blocks_are_bands_of_bounded_size(monkeypatch):
     kernel = Kernel("rbf", gamma=2.0)
     kept, c, kidx = _averaging.compress(rows, coef, np.arange(600), kernel, 0, budget)
     assert [m for m, _ in shapes] == [64, 86] and all(n == 600 for _, n in shapes)
+    # The same bands, hence the same model, whatever working_memory says
+    # (0.05 MiB: blocks of 10 rows of 600 values for an expansion).
+    shapes.clear()
+    with config_context(working_memory=0.05):
+        same = _averaging.compress(rows, coef, np.arange(600), kernel, 0, budget)
+    assert [m for m, _ in shapes] == [64, 86]
+    for a, b in zip(same, (kept, c, kidx)):
+        np.testing.assert_array_equal(a, b)
     functions = [(j, rows[j : j + 1], coef[j]) for j in range(600)]
     support, ref_coef = reference_compress(functions, budget, "rbf", method="size", gamma=2.0)
     np.testing.assert_array_equal(kidx, support)
@@ -519,16 +529,24 @@ def test_band_kernel_writes_the_kernels_values_into_the_buffer():
     Xs = sp.random(7, 300, density=0.05, format="csr", random_state=rng)
     Zs = sp.random(40, 300, density=0.05, format="csr", random_state=rng)
     buffer = np.full(7 * 40 + 3, np.nan)
-    for A, B in ((X, Z), (Xs, Zs)):
+    start = buffer.__array_interface__["data"][0]
+    # Few rows against many (the CSR lists of X walked with Z's entries) and
+    # as many rows as columns (an index of Z's entries by feature).
+    for A, B in ((X, Z), (Xs, Zs), (Zs[:7], Xs[:5])):
         for gamma in (0.0, 0.3, 40.0):
             got = band_kernel(Kernel("rbf", gamma=gamma), A, B, buffer)
-            assert np.shares_memory(got, buffer) and got.shape == (7, 40)
+            assert got.__array_interface__["data"][0] == start
+            assert got.shape == (A.shape[0], B.shape[0])
             assert np.array_equal(got, rbf_kernel(A, B, gamma=gamma))
             assert np.array_equal(got, Kernel("rbf", gamma=gamma)(A, B))
+    rbf = Kernel("rbf", gamma=0.3)
     assert band_kernel(Kernel("rbf", gamma=-0.3), X, Z, buffer) is None
-    assert band_kernel(Kernel("rbf", gamma=0.3), 1e160 * X, Z, buffer) is None
+    assert band_kernel(rbf, 1e160 * X, Z, buffer) is None
     assert band_kernel(Kernel("laplacian", gamma=0.3), X, Z, buffer) is None
-    assert band_kernel(Kernel("rbf", gamma=0.3), Xs, Z, buffer) is None
+    assert band_kernel(rbf, Xs, Zs.toarray(), buffer) is None
+    assert band_kernel(rbf, X.astype(np.float32), Z, buffer) is None
+    assert band_kernel(rbf, X[:0], Z, buffer) is None
+    assert band_kernel(rbf, Xs, Zs[:0], buffer) is None
     # CSR rows whose exponents overflow: None, and _kernel_block reports them.
     huge = sp.csr_matrix(1e200 * Xs.toarray()), sp.csr_matrix(1e200 * Zs.toarray())
     assert band_kernel(Kernel("rbf", gamma=0.3), *huge, buffer) is None
@@ -556,7 +574,14 @@ def test_projection_bands_share_one_buffer_with_the_factor(monkeypatch, sparse):
 
     def recording_solve(normal, rhs, ridge, work=None):
         works.append(work)
-        return solve(normal, rhs, ridge, work)
+        out = solve(normal, rhs, ridge, work)
+        # The factor is in the buffer: the lower Cholesky factor of
+        # normal + ridge I, in Fortran order (LAPACK's, in place).
+        b = normal.shape[0]
+        factor = np.tril(work[: b * b].reshape((b, b), order="F"))
+        expected = cholesky(np.tril(normal) + np.tril(normal, -1).T + ridge * np.eye(b), lower=True)
+        np.testing.assert_allclose(factor, expected, rtol=1e-10, atol=1e-12)
+        return out
 
     monkeypatch.setattr(_averaging, "_kernel_block", recording_block)
     monkeypatch.setattr(_averaging, "_ridge_solve", recording_solve)
@@ -566,8 +591,9 @@ def test_projection_bands_share_one_buffer_with_the_factor(monkeypatch, sparse):
         rows = sp.csr_matrix(rows)
     kernel = Kernel("rbf", gamma=2.0)
     kept, c, kidx = _averaging.compress(rows, coef, np.arange(600), kernel, None, budget)
-    assert len(buffers) > 1 and all(b is buffers[0] for b in buffers + works)
-    assert buffers[0].size >= budget * budget
+    assert len(buffers) == 2 and all(b is buffers[0] for b in buffers + works)
+    # The larger of the largest band (86 rows of 600 values) and the factor.
+    assert buffers[0].size == max(86 * 600, budget * budget)
     dense_rows = rows.toarray() if sparse else rows
     functions = [(j, dense_rows[j : j + 1], coef[j]) for j in range(600)]
     support, ref_coef = reference_compress(functions, budget, "rbf", method="size", gamma=2.0)
