@@ -41,8 +41,7 @@ decision "Averaging within the budget" of ``doc/decisions.rst``):
 Each flush costs, above a budget of 128, one kernel block of ``budget x 5
 budget`` values (computed in bands of rows of about ``2^20`` values, in
 the buffer that then holds the factor, so that its memory is
-``O(budget^2)``) and one
-Cholesky factor of ``budget x budget``; up to 128,
+``O(budget^2)``) and one Cholesky factor of ``budget x budget``; up to 128,
 the pool's Gram matrix (one triangle of it for the rbf kernel), matching
 pursuit among ``2 budget`` candidates and the factor: once per ``4 budget``
 members that leave, ``O(budget d + budget^2)`` per removal, against

@@ -298,7 +298,7 @@ def _is_csr64(X):
     return sp.issparse(X) and X.format == "csr" and X.dtype == np.float64
 
 
-def _sparse_rbf(X, Y, gamma):
+def _sparse_rbf(X, Y, gamma, scratch=None):
     """``rbf_kernel(X, Y, gamma=gamma)`` of float64 CSR rows, the same bits.
 
     The operations of scikit-learn's ``euclidean_distances`` and
@@ -309,14 +309,17 @@ def _sparse_rbf(X, Y, gamma):
     more than the kernel values of a block of rows against a small support
     set. The Gram matrix of rows in canonical format (the pool of the
     average) from half its products (:func:`~sklearn_budget._pool.sparse_gram_products`),
-    the same bits.
+    the same bits. ``scratch``: the
+    :class:`~sklearn_budget._dense_rows.SparseScratch` whose buffers, the
+    output's included, several calls share (the values are then a view of
+    its output), or None.
     """
-    if Y is X and type(X) is not CSRRows and X.has_canonical_format:
+    if Y is X and scratch is None and type(X) is not CSRRows and X.has_canonical_format:
         K = sparse_gram_products(X)
         xx = K.diagonal().copy()  # the squared norms (the products' diagonal)
         dense_rbf_exponents(K, xx, xx, gamma, True)
     else:
-        K = sparse_rbf_exponents(X, Y, gamma, Y is X)
+        K = sparse_rbf_exponents(X, Y, gamma, Y is X, -1, 1, scratch)
     np.exp(K, out=K)
     return K
 
@@ -526,11 +529,7 @@ class Kernel:
                 if scratch is None:
                     K = self(rows, support_vectors)
                 else:
-                    # The values of __call__ (its exponents, then numpy's exp).
-                    K = sparse_rbf_exponents(
-                        rows, support_vectors, self.gamma, False, -1, 1, scratch
-                    )
-                    np.exp(K, out=K)
+                    K = _sparse_rbf(rows, support_vectors, self.gamma, scratch)
                 scores[sl] = K @ coef.T
                 del K  # one block of values at a time
         if not np.isfinite(scores).all():
@@ -637,8 +636,7 @@ def band_kernel(kernel, X, Z, buffer):
         return _dense_rbf(X, Z, kernel.gamma, out)
     if not (_is_csr_rows(X) and _is_csr_rows(Z)):
         return None
-    K = sparse_rbf_exponents(X, Z, kernel.gamma, False, -1, 1, SparseScratch(False, buffer))
-    np.exp(K, out=K)
+    K = _sparse_rbf(X, Z, kernel.gamma, SparseScratch(False, buffer))
     return K if np.isfinite(K).all() else None
 
 
