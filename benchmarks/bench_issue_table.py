@@ -59,6 +59,14 @@ of each round from the costs of each call (validation, the checks and the
 average published at the end of ``fit``)::
 
     python benchmarks/bench_issue_table.py --row sparse-100 --repeat 5 --sparse-rows 50000
+
+``--matching-pursuit-max B`` compresses the average by matching pursuit up
+to a budget of B only, by the projection above (the package's B is 128): a
+study of what the average costs at budget 100 without the pool's Gram
+matrix (``bench_budget_scaling.py --accuracy`` takes the same option, for
+what it costs in accuracy)::
+
+    python benchmarks/bench_issue_table.py --row sparse-100 --repeat 5 --matching-pursuit-max 64
 """
 
 import argparse
@@ -82,6 +90,7 @@ from sklearn_budget import (
     BudgetPerceptron,
     Forgetron,
     RandomizedBudgetPerceptron,
+    _averaging,
 )
 from sklearn_budget.datasets import fetch_a9a, make_two_gaussians
 
@@ -455,13 +464,23 @@ def main():
         "--repeat", type=_positive, default=1, help="a9a and sparse rows: medians of this many fits"
     )
     parser.add_argument("--sparse-rows", type=_positive, help="the sparse rows: this many rows")
+    parser.add_argument(
+        "--matching-pursuit-max",
+        type=_positive,
+        metavar="B",
+        help="the largest budget compressed by matching pursuit (a study of the average's cost)",
+    )
     args = parser.parse_args()
+    if args.matching_pursuit_max:
+        _averaging.OMP_MAX_BUDGET = args.matching_pursuit_max
     rows = args.row or list(ROWS)
     if args.compare:
         options = ["--quick"] if args.quick else []
         options += ["--repeat", str(args.repeat)]
         if args.sparse_rows:
             options += ["--sparse-rows", str(args.sparse_rows)]
+        if args.matching_pursuit_max:
+            options += ["--matching-pursuit-max", str(args.matching_pursuit_max)]
         compare(args.compare, rows, options)
         return
     size = dict(QUICK if args.quick else FULL, repeat=args.repeat)

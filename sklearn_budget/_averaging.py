@@ -74,6 +74,7 @@ from ._kernels import (
     block_kernel_values,
     expansion_batches,
     finite_pool_kernel,
+    row_index,
     single_blas_thread,
     symmetric_pool_gram,
 )
@@ -119,13 +120,14 @@ def new_pool(n_rows, n_features, dense):
     return pool
 
 
-def _kernel_block(kernel, kernel_code, X, Z, buffer=None):
+def _kernel_block(kernel, kernel_code, X, Z, buffer=None, index=None):
     """``kernel(X, Z)`` by BLAS, or by differences where that overflows; raises
     if the values are not finite (rows too large for the kernel). The rbf
     Gram matrix of rows with themselves (``Z is X``) symmetric by
     construction. ``buffer``: a flat float64 array of at least ``len(X) *
     len(Z)`` values that may receive them (:func:`~sklearn_budget._kernels.band_kernel`),
-    or None."""
+    or None; ``index``: the :func:`~sklearn_budget._kernels.row_index` of
+    ``Z`` there, or None."""
     with np.errstate(all="ignore"):
         # The compiled rbf values of dense rows, and the symmetric Gram
         # matrix of the pool, are finite by construction: no pass over the
@@ -133,7 +135,7 @@ def _kernel_block(kernel, kernel_code, X, Z, buffer=None):
         if Z is X:
             K = symmetric_pool_gram(kernel, X)
         elif buffer is not None:
-            K = band_kernel(kernel, X, Z, buffer)
+            K = band_kernel(kernel, X, Z, buffer, index)
         else:
             K = finite_pool_kernel(kernel, X, Z)
     if K is not None:
@@ -295,8 +297,12 @@ def _projection_terms(kernel, kernel_code, rows, coef, S):
     rhs = np.empty((b, coef.shape[1]))
     bands = expansion_batches(b, n, within_working_memory=False)
     work = np.empty(max(max((sl.stop - sl.start for sl in bands), default=0) * n, b * b))
+    # Sparse rows of many features indexed once for all the bands, each of
+    # which then walks its own entries, not all of the rows' (at a budget of
+    # 4,000 in 50,000 features, 63 bands of 64 rows against 20,000 rows).
+    index = row_index(kernel, rows) if len(bands) > 1 else None
     for sl in bands:
-        K = _kernel_block(kernel, kernel_code, XS[sl], rows, work)
+        K = _kernel_block(kernel, kernel_code, XS[sl], rows, work, index)
         rhs[sl] = K @ coef
         # Gathered into place: ``K[:, S]`` would be a temporary as large as
         # the band. "clip" (S holds columns of K, sorted positions from

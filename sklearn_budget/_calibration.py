@@ -185,7 +185,7 @@ class _CalibrationMixin:
         """
         record_margins(self._state, margins, cls, w, rounds)
 
-    def _segment_margins(self, engine, Xb, yb, start, stop, retired):
+    def _segment_margins(self, engine, Xb, yb, start, stop, retired, pool_rows=None):
         """Margins of the rounds of rows ``start:stop`` of the block that are
         recorded (:meth:`_margin_strides`) under the average
         of the hypotheses up to each round, before its update.
@@ -195,8 +195,10 @@ class _CalibrationMixin:
         segment's start followed by the members that left during the segment
         before the round (``retired``: ``engine.retired()``, with for a sparse
         stream the pool's rows followed by theirs), as the pool holds them
-        when the rounds are played one at a time. Returns the rows (within
-        the block) and their margins.
+        when the rounds are played one at a time. ``pool_rows``: the
+        ``_rounds._PoolRows`` of a sparse call, whose index gives the rbf
+        values against its rows (the same bits), or None. Returns the rows
+        (within the block) and their margins.
         """
         first = self._t - (stop - start) + 1
         rows = recorded_rows(first, stop - start)
@@ -250,8 +252,11 @@ class _CalibrationMixin:
                 members = self._stack([members, rX]) if self._dense else retired[5]
             # The kernel values of _kernel_matrix, then the scores and margins
             # of the compiled one-row path (the pool summed in its order).
+            X = _rows(Xb, start + rows)
             with np.errstate(all="ignore"):  # overflow: non-finite scores, reported
-                K = self._kernel_matrix(_rows(Xb, start + rows), members)
+                K = None if pool_rows is None else pool_rows.rbf(self._kernel, X, members)
+                if K is None:
+                    K = self._kernel_matrix(X, members)
             margins = average_margins(*args, K=np.ascontiguousarray(K, dtype=np.float64))
         if margins is None:
             raise _nonfinite_scores(_rows(Xb, start + rows))

@@ -296,6 +296,129 @@ cdef object _exponents_by_z(const double[::1] xd, const Py_ssize_t[::1] xi,
     return out
 
 
+
+cdef class RowIndex:
+    """Linked lists by feature of the entries of CSR rows that a buffer
+    gathers one after the other, kept from one call to the next.
+
+    The pool of an averaged model of sparse rows grows during a call by the
+    members that leave (``_rounds._PoolRows``), and the margins of each
+    segment of rounds need the kernel values of a few recorded rows against
+    all of it. :func:`sparse_rbf_exponents` indexes or walks every entry of
+    the pool at each such call (at a budget of 1,000 in 50,000 features,
+    most of the time of those margins); here the pool's entries are indexed
+    once, as they arrive, and a call walks the lists of the few rows'
+    entries only. The exponents are the same bits: each ``x . z`` adds its
+    products over the common features in increasing feature, as
+    :func:`sparse_rbf_exponents` adds them for rows in strictly increasing
+    feature, which :meth:`extend` checks (:attr:`usable` turns False
+    otherwise), then the same exponents (``rbf_exponents``) from norms
+    summed in the same order.
+
+    The heads take ``n_features`` entries: for rows where that is small
+    against the entries indexed (the caller decides).
+    """
+
+    cdef object head, nxt, row, norms, out
+    cdef readonly Py_ssize_t n_rows
+    cdef readonly bint usable
+
+    def __init__(self, Py_ssize_t n_features):
+        self.head = np.full(n_features, -1, dtype=np.intp)
+        self.nxt = np.empty(0, dtype=np.intp)
+        self.row = self.nxt
+        self.norms = np.empty(0)
+        self.out = np.empty(0)
+        self.n_rows = 0
+        self.usable = True
+
+    def extend(self, indices, indptr, data, Py_ssize_t n_rows):
+        """Index the rows of the buffer up to ``n_rows`` (those from
+        :attr:`n_rows` on: rows indexed already are not read again); its
+        arrays are ``indices``, ``indptr`` (positions of entries from the
+        buffer's start) and ``data``."""
+        cdef Py_ssize_t r, e, k, first = self.n_rows
+        if n_rows <= first or not self.usable:
+            return
+        cdef Py_ssize_t lo = int(indptr[first]), hi = int(indptr[n_rows])
+        # The new rows' entries, their positions from ``lo``.
+        cdef const Py_ssize_t[::1] idx = np.asarray(indices[lo:hi], dtype=np.intp)
+        cdef const Py_ssize_t[::1] ptr = np.asarray(indptr[first : n_rows + 1], dtype=np.intp) - lo
+        cdef const double[::1] val = np.ascontiguousarray(data[lo:hi], dtype=np.float64)
+        if not _strictly_sorted(idx, ptr):
+            self.usable = False
+            return
+        if self.nxt.shape[0] < hi:
+            size = max(hi, 2 * self.nxt.shape[0])
+            self.nxt = _grown_intp(self.nxt, size, lo)
+            self.row = _grown_intp(self.row, size, lo)
+        if self.norms.shape[0] < n_rows:
+            norms = np.empty(max(n_rows, 2 * self.norms.shape[0]))
+            norms[:first] = self.norms[:first]
+            self.norms = norms
+        cdef Py_ssize_t[::1] head = self.head, nxt = self.nxt, row = self.row
+        cdef double[::1] zz = self.norms
+        cdef double s
+        with nogil:
+            for r in range(n_rows - first):
+                # The squared norm as csr_sq_norms sums it.
+                s = 0.0
+                for e in range(ptr[r], ptr[r + 1]):
+                    s += val[e] * val[e]
+                    k = idx[e]
+                    nxt[lo + e] = head[k]
+                    head[k] = lo + e
+                    row[lo + e] = first + r
+                zz[first + r] = s
+        self.n_rows = n_rows
+
+    def exponents(self, X, data, double gamma, out=None):
+        """``-gamma ||x - z||^2`` of the float64 CSR rows ``X`` against the
+        rows indexed (the buffer's values ``data``): the bits of
+        :func:`sparse_rbf_exponents`; None if the rows of ``X`` are not in
+        strictly increasing feature. ``out``: a flat float64 array of at
+        least ``len(X)`` times :attr:`n_rows` values whose start receives
+        them, or None (a buffer reused by the next call)."""
+        cdef const double[::1] xd = np.ascontiguousarray(X.data, dtype=np.float64)
+        cdef const Py_ssize_t[::1] xi = np.asarray(X.indices, dtype=np.intp)
+        cdef const Py_ssize_t[::1] xp = np.asarray(X.indptr, dtype=np.intp)
+        cdef const double[::1] zd = data
+        cdef Py_ssize_t n = X.shape[0], m = self.n_rows, i, j, f, e
+        cdef double a, g = -gamma
+        if not (self.usable and _strictly_sorted(xi, xp)):
+            return None
+        if out is None:
+            if self.out.shape[0] < n * m:
+                self.out = np.empty(2 * n * m)
+            out = self.out
+        out = out[: n * m].reshape(n, m)
+        if m == 0:
+            return out
+        cdef double[:, ::1] K = out
+        cdef double[::1] xx = np.zeros(n)
+        cdef const Py_ssize_t[::1] head = self.head, nxt = self.nxt, row = self.row
+        cdef const double[::1] zz = self.norms
+        with nogil:
+            csr_sq_norms(xd, xp, xx)
+            for i in range(n):
+                for j in range(m):
+                    K[i, j] = 0.0
+                for f in range(xp[i], xp[i + 1]):
+                    a = xd[f]
+                    e = head[xi[f]]
+                    while e >= 0:
+                        K[i, row[e]] += a * zd[e]
+                        e = nxt[e]
+                rbf_exponents(&K[i, 0], m, i, xx[i], &zz[0], False, g)
+        return out
+
+
+cdef object _grown_intp(a, Py_ssize_t size, Py_ssize_t keep):
+    """A copy of ``a``'s first ``keep`` entries in ``size`` entries."""
+    out = np.empty(size, dtype=np.intp)
+    out[:keep] = a[:keep]
+    return out
+
 def gather_csr_rows(data, indices, indptr, rows):
     """The data, column indices and index pointers of the CSR rows ``rows``
     (an array of row indices in ``[0, n_rows)``, unchecked) of

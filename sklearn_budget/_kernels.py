@@ -20,7 +20,13 @@ from sklearn.utils import gen_batches
 from sklearn.utils._chunking import get_chunk_n_rows
 from threadpoolctl import ThreadpoolController
 
-from ._dense_rows import SparseScratch, dense_rbf_exponents, kernel_block, sparse_rbf_exponents
+from ._dense_rows import (
+    RowIndex,
+    SparseScratch,
+    dense_rbf_exponents,
+    kernel_block,
+    sparse_rbf_exponents,
+)
 from ._pool import sparse_gram_products, symmetric_rbf_gram
 
 __all__ = ["KERNELS", "Kernel", "resolve_gamma"]
@@ -616,7 +622,33 @@ def finite_pool_kernel(kernel, X, Z):
     return None
 
 
-def band_kernel(kernel, X, Z, buffer):
+def indexes_rows(n_features, entries, capacity):
+    """Whether rows of ``entries`` entries in ``n_features`` features, held
+    in arrays of ``capacity`` entries, take a :class:`~sklearn_budget._dense_rows.RowIndex`:
+    at most two entries per feature on average (the lists of
+    :func:`~sklearn_budget._dense_rows.sparse_rbf_exponents`), and at most
+    8 heads of its lists (one per feature) per entry held."""
+    return 0 < entries <= 2 * n_features <= 16 * capacity
+
+
+def row_index(kernel, Z):
+    """An index of the CSR rows ``Z`` by feature, for the rbf values of
+    several blocks of rows against them (:func:`band_kernel`), or None
+    (another kernel, rows that :func:`indexes_rows` refuses or not in
+    strictly increasing feature). Each block then walks its own entries,
+    where each call of :func:`~sklearn_budget._dense_rows.sparse_rbf_exponents`
+    walks or indexes all of ``Z``'s."""
+    if kernel.kernel != "rbf" or not _is_csr_rows(Z):
+        return None
+    entries = int(Z.indptr[-1]) - int(Z.indptr[0])
+    if int(Z.indptr[0]) or not indexes_rows(Z.shape[1], entries, entries):
+        return None
+    index = RowIndex(Z.shape[1])
+    index.extend(Z.indices, Z.indptr, Z.data, Z.shape[0])
+    return index if index.usable else None
+
+
+def band_kernel(kernel, X, Z, buffer, index=None):
     """``kernel(X, Z)`` written into ``buffer``, or None.
 
     ``buffer``: a flat float64 array of at least ``len(X) * len(Z)`` values;
@@ -627,7 +659,8 @@ def band_kernel(kernel, X, Z, buffer):
     of dense rows whose every step stays finite (:func:`_dense_rbf`), and of
     CSR rows where every value is finite (its exponents, then numpy's
     ``exp``). None for any other kernel or rows: the caller's path computes,
-    checks and reports them.
+    checks and reports them. ``index``: the :func:`row_index` of ``Z``
+    (the same values), or None.
     """
     if kernel.kernel != "rbf" or not kernel.gamma >= 0 or not (X.shape[0] and Z.shape[0]):
         return None
@@ -636,7 +669,11 @@ def band_kernel(kernel, X, Z, buffer):
         return _dense_rbf(X, Z, kernel.gamma, out)
     if not (_is_csr_rows(X) and _is_csr_rows(Z)):
         return None
-    K = _sparse_rbf(X, Z, kernel.gamma, SparseScratch(False, buffer))
+    K = None if index is None else index.exponents(X, Z.data, kernel.gamma, buffer)
+    if K is None:
+        K = _sparse_rbf(X, Z, kernel.gamma, SparseScratch(False, buffer))
+    else:
+        np.exp(K, out=K)
     return K if np.isfinite(K).all() else None
 
 

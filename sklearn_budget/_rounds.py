@@ -29,9 +29,9 @@ algorithm; a removal moves the last member into the freed place.
 import numpy as np
 import scipy.sparse as sp
 
-from ._dense_rows import SparseScratch, gather_csr_rows, gather_csr_rows_into
+from ._dense_rows import RowIndex, SparseScratch, gather_csr_rows, gather_csr_rows_into
 from ._engine import Engine
-from ._kernels import CSRRows, as_matrix, single_blas_thread
+from ._kernels import CSRRows, as_matrix, indexes_rows, single_blas_thread
 
 # Rows per block: the unit of kernel work of the blocked path, and of the
 # calls into the compiled loop (an interrupt is seen between blocks).
@@ -343,6 +343,13 @@ class _PoolRows:
     pool a failed call puts back and the rows that a scorer holds stay. The
     buffers are the call's own (32-bit indices, as :class:`_BlockRows`); the
     fitted model holds a copy of the last view, not the buffer.
+
+    The rbf kernel values of the margins' recorded rows against the last
+    view (:meth:`rbf`) come from an index of the buffer's rows by feature
+    that grows with it (:class:`~._dense_rows.RowIndex`), where the rows
+    are high-dimensional and sparse: a segment's call then walks the
+    entries of its few rows, not those of the whole pool (at a budget of
+    1,000 in 50,000 features, two thirds of the time of the margins).
     """
 
     def __init__(self, n_features):
@@ -350,6 +357,7 @@ class _PoolRows:
         self._buf = None
         self._n = 0
         self._view = None
+        self._index = None
 
     def extended(self, pool, Z, cols):
         """The rows of ``pool`` followed by the rows ``cols`` of ``Z`` (a
@@ -362,11 +370,12 @@ class _PoolRows:
         size = held + int(np.sum(np.diff(Z.indptr)[cols]))
         if size > _INT32_MAX:
             # Entries beyond 32-bit pointers: scipy's stack, whose indices widen.
-            self._view = None
+            self._view = self._index = None
             return _stack_rows(as_matrix(pool), Z, cols)
         if fresh:
             # Room for twice the pool and the rows that leave.
             n = pool.shape[0]
+            self._index = None
             self._buf = _new_buffer(2 * (n + cols.shape[0]), 2 * size)
             rows = np.arange(n, dtype=np.intp)
             _put_rows(self._buf, (pool.data, pool.indices, pool.indptr), rows, 0)
@@ -375,6 +384,23 @@ class _PoolRows:
         self._n += cols.shape[0]
         self._view = _buffer_rows(self._buf, 0, self._n, self._d)
         return self._view
+
+    def rbf(self, kernel, X, members):
+        """``kernel(X, members)`` for the rbf kernel of CSR rows ``X`` where
+        ``members`` is the last view, from the index of the buffer's rows,
+        or None (another kernel or view, rows the index does not take)."""
+        if members is None or members is not self._view or kernel.kernel != "rbf":
+            return None
+        data, indices, indptr = self._buf
+        if self._index is None:
+            if not indexes_rows(self._d, int(indptr[self._n]), data.shape[0]):
+                return None
+            self._index = RowIndex(self._d)
+        self._index.extend(indices, indptr, data, self._n)
+        K = self._index.exponents(X, data, kernel.gamma)
+        if K is not None:
+            np.exp(K, out=K)
+        return K
 
 
 def _grown(a, need, keep):
@@ -559,7 +585,7 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force, order=None):
                     rows_now = pool_rows.extended(pool, Z, retired[3])
                 retired = retired + (rows_now,)
             if average_margins:
-                scored.append(est._segment_margins(engine, Xb, yb, pos, end, retired))
+                scored.append(est._segment_margins(engine, Xb, yb, pos, end, retired, pool_rows))
             if retired is not None:
                 est._fold_retired(retired)
                 engine.clear_retired()

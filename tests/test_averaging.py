@@ -353,9 +353,9 @@ def test_projection_blocks_are_bands_of_bounded_size(monkeypatch):
 
     block = _averaging._kernel_block
 
-    def recording(kernel, kernel_code, X, Z, buffer=None):
+    def recording(kernel, kernel_code, X, Z, buffer=None, index=None):
         shapes.append((X.shape[0], Z.shape[0]))
-        return block(kernel, kernel_code, X, Z, buffer)
+        return block(kernel, kernel_code, X, Z, buffer, index)
 
     monkeypatch.setattr(_averaging, "_kernel_block", recording)
     rng = np.random.RandomState(2)
@@ -566,8 +566,8 @@ def test_projection_bands_share_one_buffer_with_the_factor(monkeypatch, sparse):
     buffers, works = [], []
     block, solve = _averaging._kernel_block, _averaging._ridge_solve
 
-    def recording_block(kernel, kernel_code, X, Z, buffer=None):
-        K = block(kernel, kernel_code, X, Z, buffer)
+    def recording_block(kernel, kernel_code, X, Z, buffer=None, index=None):
+        K = block(kernel, kernel_code, X, Z, buffer, index)
         buffers.append(buffer)
         assert np.shares_memory(K, buffer)
         return K
@@ -599,6 +599,50 @@ def test_projection_bands_share_one_buffer_with_the_factor(monkeypatch, sparse):
     support, ref_coef = reference_compress(functions, budget, "rbf", method="size", gamma=2.0)
     np.testing.assert_array_equal(kidx, support)
     np.testing.assert_allclose(c.T, ref_coef, rtol=1e-7, atol=1e-10)
+
+
+def test_projection_bands_of_sparse_rows_walk_an_index_of_the_pool(monkeypatch):
+    # High-dimensional sparse rows: the pool is indexed by feature once for
+    # all the bands (row_index), each band walking its own entries; the
+    # compression is the same bits as without the index, and the bands'
+    # values those of rbf_kernel.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget import _kernels
+
+    monkeypatch.setattr(_averaging, "OMP_MAX_BUDGET", 0)
+    monkeypatch.setattr(_kernels, "_EXPANSION_VALUES", 64 * 700)
+    rng = np.random.RandomState(6)
+    indices = np.concatenate([np.sort(rng.choice(20_000, 15, replace=False)) for _ in range(700)])
+    rows = sp.csr_matrix(
+        (rng.uniform(0.1, 3.0, indices.size), indices, np.arange(0, indices.size + 1, 15)),
+        shape=(700, 20_000),
+    )
+    coef = rng.randn(700, 2)
+    kernel = Kernel("rbf", gamma=0.05)
+    indexed, bands = [], []
+    index_of, block = _averaging.row_index, _averaging._kernel_block
+
+    def recording_index(kernel, Z):
+        index = index_of(kernel, Z)
+        indexed.append(index)
+        return index
+
+    def recording_block(kernel, kernel_code, X, Z, buffer=None, index=None):
+        K = block(kernel, kernel_code, X, Z, buffer, index)
+        bands.append(index is not None)
+        np.testing.assert_array_equal(K, rbf_kernel(X, Z, gamma=0.05))
+        return K
+
+    monkeypatch.setattr(_averaging, "row_index", recording_index)
+    monkeypatch.setattr(_averaging, "_kernel_block", recording_block)
+    with_index = _averaging.compress(rows, coef, np.arange(700), kernel, None, 300)
+    assert len(indexed) == 1 and indexed[0] is not None and bands == [True] * 4
+    monkeypatch.setattr(_averaging, "row_index", lambda kernel, Z: None)
+    without = _averaging.compress(rows, coef, np.arange(700), kernel, None, 300)
+    for a, b in zip(with_index, without):
+        a, b = (a.toarray(), b.toarray()) if sp.issparse(a) else (a, b)
+        np.testing.assert_array_equal(a, b)
 
 
 def test_symmetric_rbf_gram_is_one_triangle_mirrored():

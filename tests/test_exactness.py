@@ -677,6 +677,132 @@ def test_pool_rows_in_a_buffer_are_scipys_stack_of_the_pool_and_the_rows_that_le
             assert np.array_equal(getattr(view, name), a), name
 
 
+def _wide_rows(rng, n_rows, n_features=3_000, nnz=12):
+    """Canonical CSR rows of ``nnz`` entries in many features, values of all
+    magnitudes, and some rows without entries."""
+    indices = [np.sort(rng.choice(n_features, nnz, replace=False)) for _ in range(n_rows)]
+    counts = np.where(rng.uniform(size=n_rows) < 0.05, 0, nnz)
+    indices = np.concatenate([i[:c] for i, c in zip(indices, counts)])
+    data = rng.standard_normal(indices.size) * rng.choice([1e-3, 1.0, 30.0], indices.size)
+    indptr = np.r_[0, np.cumsum(counts)]
+    return sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_features))
+
+
+def test_row_index_gives_the_bits_of_sparse_rbf_exponents():
+    # The index of a buffer's rows by feature, extended as rows arrive,
+    # gives the exponents of sparse_rbf_exponents against the rows indexed,
+    # and exp of them the values of scikit-learn's rbf_kernel, to the bit.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._dense_rows import RowIndex, sparse_rbf_exponents
+
+    rng = np.random.RandomState(5)
+    Z, X = _wide_rows(rng, 400), _wide_rows(rng, 40)
+    X[3] = Z[7]  # a row of the pool: the exponent 0
+    X.eliminate_zeros()
+    data, indices, indptr = Z.data, Z.indices.astype(np.int32), Z.indptr.astype(np.int32)
+    index = RowIndex(Z.shape[1])
+    for m in (0, 0, 1, 2, 57, 58, 300, 400):
+        index.extend(indices, indptr, data, m)
+        assert index.n_rows == m
+        got = index.exponents(X, data, 0.07)
+        assert np.array_equal(got, sparse_rbf_exponents(X, Z[:m], 0.07, False))
+        if m:
+            assert np.array_equal(np.exp(got), rbf_kernel(X, Z[:m], gamma=0.07))
+    # Rows not in strictly increasing feature: no exponents.
+    unsorted = sp.csr_matrix((np.ones(2), np.array([5, 2]), np.array([0, 2])), shape=(1, 3_000))
+    assert index.exponents(unsorted, data, 0.07) is None
+    index = RowIndex(3_000)
+    index.extend(unsorted.indices, unsorted.indptr, unsorted.data, 1)
+    assert not index.usable and index.exponents(X, unsorted.data, 0.07) is None
+
+
+def test_row_index_only_for_sparse_rows_of_many_features():
+    # row_index: for the rbf kernel of CSR rows with at most two entries per
+    # feature on average, in strictly increasing feature; None otherwise.
+    from sklearn_budget._kernels import Kernel, row_index
+
+    rng = np.random.RandomState(1)
+    Z, rbf = _wide_rows(rng, 200), Kernel("rbf", gamma=0.1)
+    index = row_index(rbf, Z)
+    assert index is not None and index.n_rows == 200
+    assert row_index(Kernel("laplacian", gamma=0.1), Z) is None
+    assert row_index(rbf, Z.toarray()) is None
+    assert row_index(rbf, sp.csr_matrix(rng.uniform(size=(50, 4)))) is None  # 50 a feature
+    assert row_index(rbf, Z[:0]) is None
+    unsorted = sp.csr_matrix((np.ones(2), np.array([5, 2]), np.array([0, 2])), shape=(1, 3_000))
+    assert row_index(rbf, unsorted) is None
+
+
+def test_pool_rows_give_the_rbf_values_of_their_last_view():
+    # The margins' kernel values against the pool (_PoolRows.rbf): through
+    # folds that grow the buffer and pools replaced, the values of
+    # rbf_kernel against the last view, to the bit; None for another view,
+    # another kernel, or rows with more than two entries per feature.
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from sklearn_budget._kernels import Kernel, as_matrix
+    from sklearn_budget._rounds import _BlockRows, _PoolRows
+
+    rng = np.random.RandomState(8)
+    X = _wide_rows(rng, 300)
+    _, Z = _BlockRows(X[:0], 300, 600).block(X, np.arange(300))
+    buffer, rbf = _PoolRows(X.shape[1]), Kernel("rbf", gamma=0.05)
+    pool, used = X[[7, 9, 2]], 0
+    for trial in range(40):
+        if trial in (15, 31):  # a pool replaced (a compression): a fresh index
+            pool = X[rng.permutation(300)[:5]]
+        view = buffer.extended(pool, Z, rng.randint(0, 300, rng.randint(0, 12)))
+        rows = X[rng.randint(0, 300, rng.randint(1, 9))]
+        got = buffer.rbf(rbf, rows, view)
+        if got is not None:
+            used += 1
+            assert np.array_equal(got, rbf_kernel(rows, as_matrix(view), gamma=0.05))
+        assert buffer.rbf(rbf, rows, pool) is None  # not the last view
+        assert buffer.rbf(Kernel("laplacian", gamma=0.05), rows, view) is None
+        pool = view
+    assert used >= 25  # not for the first, smallest pools: the heads would exceed 8 per entry
+    dense = sp.csr_matrix(rng.uniform(size=(50, 4)))  # 50 entries per feature
+    buffer = _PoolRows(4)
+    _, Zd = _BlockRows(dense[:0], 50, 400).block(dense, np.arange(50))
+    view = buffer.extended(dense[:3], Zd, np.arange(3, 20))
+    assert buffer.rbf(rbf, dense[:2], view) is None
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_the_margins_of_an_averaged_sparse_stream_are_those_without_the_index(monkeypatch):
+    # The margins of the recorded rounds against the pool, from the index of
+    # its rows (_PoolRows.rbf), give the model and the probabilities the
+    # same bits as the kernel values computed afresh at each segment.
+    from sklearn_budget import _rounds
+
+    rng = np.random.RandomState(2)
+    X = _wide_rows(rng, 2_500, n_features=4_000, nnz=20)
+    y = np.where(X @ rng.standard_normal(X.shape[1]) > 0, 1, 0)
+
+    def fit():
+        est = Forgetron(budget=30, gamma=0.05, random_state=0, max_iter=2, tol=None)
+        est.fit(X[:1_500], y[:1_500]).partial_fit(X[1_500:], y[1_500:])
+        return est
+
+    calls = []
+    rbf = _rounds._PoolRows.rbf
+
+    def counted(self, *args):
+        K = rbf(self, *args)
+        calls.append(K is not None)
+        return K
+
+    monkeypatch.setattr(_rounds._PoolRows, "rbf", counted)
+    indexed = fit()
+    assert sum(calls) > 10  # the index served the margins
+    monkeypatch.setattr(_rounds._PoolRows, "rbf", lambda self, *args: None)
+    afresh = fit()
+    for name, value in afresh._state.items():
+        assert np.array_equal(indexed._state[name], value), name
+    assert np.array_equal(indexed.predict_proba(X[:300]), afresh.predict_proba(X[:300]))
+
+
 def test_pool_rows_beyond_32_bit_pointers_are_scipys_stack(monkeypatch):
     # Where the entries of the pool and the rows that leave would not fit in
     # 32-bit pointers, the rows are stacked by scipy (here with the limit
