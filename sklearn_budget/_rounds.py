@@ -392,9 +392,13 @@ class _PoolRows:
         if members is None or members is not self._view or kernel.kernel != "rbf":
             return None
         data, indices, indptr = self._buf
+        if not indexes_rows(self._d, int(indptr[self._n]), data.shape[0]):
+            # Rows of few features (more than two entries a feature), or
+            # heads too many for the entries: sparse_rbf_exponents' own
+            # index, chosen by their density, as before.
+            self._index = None
+            return None
         if self._index is None:
-            if not indexes_rows(self._d, int(indptr[self._n]), data.shape[0]):
-                return None
             self._index = RowIndex(self._d)
         self._index.extend(indices, indptr, data, self._n)
         K = self._index.exponents(X, data, kernel.gamma)

@@ -738,7 +738,8 @@ def test_pool_rows_give_the_rbf_values_of_their_last_view():
     # The margins' kernel values against the pool (_PoolRows.rbf): through
     # folds that grow the buffer and pools replaced, the values of
     # rbf_kernel against the last view, to the bit; None for another view,
-    # another kernel, or rows with more than two entries per feature.
+    # another kernel, or rows with more than two entries per feature (once
+    # they have more).
     from sklearn.metrics.pairwise import rbf_kernel
 
     from sklearn_budget._kernels import Kernel, as_matrix
@@ -765,7 +766,11 @@ def test_pool_rows_give_the_rbf_values_of_their_last_view():
     dense = sp.csr_matrix(rng.uniform(size=(50, 4)))  # 50 entries per feature
     buffer = _PoolRows(4)
     _, Zd = _BlockRows(dense[:0], 50, 400).block(dense, np.arange(50))
-    view = buffer.extended(dense[:3], Zd, np.arange(3, 20))
+    view = buffer.extended(dense[:1], Zd, np.arange(1, 2))  # 8 entries in 4 features
+    assert np.array_equal(
+        buffer.rbf(rbf, dense[:2], view), rbf_kernel(dense[:2], dense[:2], gamma=0.05)
+    )
+    view = buffer.extended(view, Zd, np.arange(2, 20))  # then more than two a feature
     assert buffer.rbf(rbf, dense[:2], view) is None
 
 
