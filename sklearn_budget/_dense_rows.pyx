@@ -334,10 +334,13 @@ cdef class RowIndex:
 
     def extend(self, indices, indptr, data, Py_ssize_t n_rows):
         """Index the rows of the buffer up to ``n_rows`` (those from
-        :attr:`n_rows` on: rows indexed already are not read again); its
-        arrays are ``indices``, ``indptr`` (positions of entries from the
-        buffer's start) and ``data``."""
+        :attr:`n_rows` on: rows indexed already are not read again, and
+        fewer rows than indexed change nothing); its arrays are
+        ``indices``, ``indptr`` (positions of entries from the buffer's
+        start: ``indptr[0]`` is 0) and ``data``."""
         cdef Py_ssize_t r, e, k, first = self.n_rows
+        if int(indptr[0]) != 0:
+            raise ValueError(f"indptr must start at 0, not {int(indptr[0])}.")
         if n_rows <= first or not self.usable:
             return
         cdef Py_ssize_t lo = int(indptr[first]), hi = int(indptr[n_rows])
@@ -375,8 +378,9 @@ cdef class RowIndex:
     def exponents(self, X, data, double gamma, out=None):
         """``-gamma ||x - z||^2`` of the float64 CSR rows ``X`` against the
         rows indexed (the buffer's values ``data``): the bits of
-        :func:`sparse_rbf_exponents`; None if the rows of ``X`` are not in
-        strictly increasing feature. ``out``: a flat float64 array of at
+        :func:`sparse_rbf_exponents`; None if the rows of ``X``, or those
+        indexed (:attr:`usable`), are not in strictly increasing feature.
+        ``out``: a flat float64 array of at
         least ``len(X)`` times :attr:`n_rows` values whose start receives
         them, or None (a buffer reused by the next call)."""
         cdef const double[::1] xd = np.ascontiguousarray(X.data, dtype=np.float64)
@@ -385,6 +389,10 @@ cdef class RowIndex:
         cdef const double[::1] zd = data
         cdef Py_ssize_t n = X.shape[0], m = self.n_rows, i, j, f, e
         cdef double a, g = -gamma
+        if X.shape[1] != self.head.shape[0]:
+            raise ValueError(
+                f"X has {X.shape[1]} features, the rows indexed {self.head.shape[0]}."
+            )
         if not (self.usable and _strictly_sorted(xi, xp)):
             return None
         if out is None:

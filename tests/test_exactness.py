@@ -678,8 +678,8 @@ def test_pool_rows_in_a_buffer_are_scipys_stack_of_the_pool_and_the_rows_that_le
 
 
 def _wide_rows(rng, n_rows, n_features=3_000, nnz=12):
-    """Canonical CSR rows of ``nnz`` entries in many features, values of all
-    magnitudes, and some rows without entries."""
+    """Canonical CSR rows of ``nnz`` entries in many features, values of
+    magnitudes 1e-3 to 30 (of either sign), and some rows without entries."""
     indices = [np.sort(rng.choice(n_features, nnz, replace=False)) for _ in range(n_rows)]
     counts = np.where(rng.uniform(size=n_rows) < 0.05, 0, nnz)
     indices = np.concatenate([i[:c] for i, c in zip(indices, counts)])
@@ -715,6 +715,10 @@ def test_row_index_gives_the_bits_of_sparse_rbf_exponents():
     index = RowIndex(3_000)
     index.extend(unsorted.indices, unsorted.indptr, unsorted.data, 1)
     assert not index.usable and index.exponents(X, unsorted.data, 0.07) is None
+    with pytest.raises(ValueError, match="3000 features, the rows indexed 2999"):
+        RowIndex(2_999).exponents(X, data, 0.07)
+    with pytest.raises(ValueError, match="indptr must start at 0"):
+        RowIndex(3_000).extend(indices, indptr[5:], data, 10)
 
 
 def test_row_index_only_for_sparse_rows_of_many_features():
