@@ -523,6 +523,13 @@ class Kernel:
         # lists of the rows' entries).
         sparse_rbf = self.kernel == "rbf" and _is_csr_rows(X) and _is_csr_rows(support_vectors)
         scratch = SparseScratch(False) if sparse_rbf and len(batches) > 1 else None
+        # Support vectors of many features indexed once for all the blocks
+        # (row_index; the same values), whose values then share one buffer:
+        # a block of few rows against many members (the end-of-fit check's
+        # average of the pool and the members) walks its own entries only.
+        index = None if scratch is None else row_index(self, support_vectors)
+        if index is not None:
+            values = np.empty((batches[0].stop - batches[0].start) * support_vectors.shape[0])
         # One BLAS thread: the same scores whatever the threads allowed.
         with single_blas_thread(), np.errstate(all="ignore"):  # overflow is reported below
             for sl in batches:
@@ -532,7 +539,12 @@ class Kernel:
                 # mirrored, the distances' diagonal zeroed), which a copy is not.
                 whole = sl.stop - sl.start == X.shape[0] and X is not support_vectors
                 rows = X if whole else X[sl]
-                if scratch is None:
+                K = None
+                if index is not None:
+                    K = index.exponents(rows, support_vectors.data, self.gamma, values)
+                if K is not None:
+                    np.exp(K, out=K)
+                elif scratch is None:
                     K = self(rows, support_vectors)
                 else:
                     K = _sparse_rbf(rows, support_vectors, self.gamma, scratch)

@@ -299,6 +299,34 @@ def test_expansion_computes_blocks_of_bounded_size(monkeypatch, sparse, n_rows):
     np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-12 * np.abs(coef).sum())
 
 
+def test_sparse_expansion_walks_one_index_of_the_support_vectors(monkeypatch):
+    # Sparse rows of many features scored in several blocks: the support
+    # vectors are indexed by feature once (row_index) and each block walks
+    # its own entries; the scores are those of rbf_kernel block by block, to
+    # the bit, as without the index.
+    rng = np.random.RandomState(3)
+
+    def wide(n):
+        idx = np.concatenate([np.sort(rng.choice(3000, 12, replace=False)) for _ in range(n)])
+        data = rng.uniform(-2, 2, idx.size)
+        return sp.csr_matrix((data, idx, np.arange(0, idx.size + 1, 12)), shape=(n, 3000))
+
+    X, S, coef = wide(300), wide(400), rng.randn(2, 400)
+    kernel = Kernel("rbf", gamma=0.2)
+    monkeypatch.setattr(_kernels, "_EXPANSION_VALUES", 64 * 400)
+    original, made = _kernels.row_index, []
+    assert original(kernel, S) is not None
+    monkeypatch.setattr(_kernels, "row_index", lambda k, Z: made.append(Z) or original(k, Z))
+    scores = kernel.expansion(X, S, coef)
+    assert len(made) == 1 and made[0] is S
+    expected = np.empty((300, 2))
+    for sl in _kernels.expansion_batches(300, 400):
+        expected[sl] = rbf_kernel(X[sl], S, gamma=0.2) @ coef.T
+    np.testing.assert_array_equal(scores, expected)
+    monkeypatch.setattr(_kernels, "row_index", lambda k, Z: None)
+    np.testing.assert_array_equal(kernel.expansion(X, S, coef), scores)
+
+
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_dense_expansion_takes_one_formula_for_all_its_blocks(monkeypatch):
     # Dense rows of a compiled kernel: the blocked formula or the rows'
