@@ -299,7 +299,7 @@ def _projection_terms(kernel, kernel_code, rows, coef, S):
     work = np.empty(max(max((sl.stop - sl.start for sl in bands), default=0) * n, b * b))
     # Sparse rows of many features indexed once for all the bands, each of
     # which then walks its own entries, not all of the rows' (at a budget of
-    # 4,000 in 50,000 features, 63 bands of 64 rows against 20,000 rows).
+    # 4,000 in 50,000 features, 62 bands of 64 rows against 20,000 rows).
     index = row_index(kernel, rows) if len(bands) > 1 else None
     for sl in bands:
         K = _kernel_block(kernel, kernel_code, XS[sl], rows, work, index)
