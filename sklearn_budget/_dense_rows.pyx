@@ -375,14 +375,14 @@ cdef class RowIndex:
                 zz[first + r] = s
         self.n_rows = n_rows
 
-    def exponents(self, X, data, double gamma, out=None):
+    def exponents(self, X, data, double gamma, SparseScratch scratch=None):
         """``-gamma ||x - z||^2`` of the float64 CSR rows ``X`` against the
         rows indexed (the buffer's values ``data``): the bits of
         :func:`sparse_rbf_exponents`; None if the rows of ``X``, or those
         indexed (:attr:`usable`), are not in strictly increasing feature.
-        ``out``: a flat float64 array of at
-        least ``len(X)`` times :attr:`n_rows` values whose start receives
-        them, or None (a buffer reused by the next call)."""
+        ``scratch``: the :class:`SparseScratch` whose output receives them,
+        as :func:`sparse_rbf_exponents` would, or None (a buffer of the index,
+        reused by the next call)."""
         cdef const double[::1] xd = np.ascontiguousarray(X.data, dtype=np.float64)
         cdef const Py_ssize_t[::1] xi = np.asarray(X.indices, dtype=np.intp)
         cdef const Py_ssize_t[::1] xp = np.asarray(X.indptr, dtype=np.intp)
@@ -395,11 +395,12 @@ cdef class RowIndex:
             )
         if not (self.usable and _strictly_sorted(xi, xp)):
             return None
-        if out is None:
+        if scratch is not None:
+            out = scratch.output(n, m)
+        else:
             if self.out.shape[0] < n * m:
                 self.out = np.empty(2 * n * m)
-            out = self.out
-        out = out[: n * m].reshape(n, m)
+            out = self.out[: n * m].reshape(n, m)
         if m == 0:
             return out
         cdef double[:, ::1] K = out

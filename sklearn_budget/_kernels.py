@@ -304,7 +304,7 @@ def _is_csr64(X):
     return sp.issparse(X) and X.format == "csr" and X.dtype == np.float64
 
 
-def _sparse_rbf(X, Y, gamma, scratch=None):
+def _sparse_rbf(X, Y, gamma, scratch=None, index=None):
     """``rbf_kernel(X, Y, gamma=gamma)`` of float64 CSR rows, the same bits.
 
     The operations of scikit-learn's ``euclidean_distances`` and
@@ -318,14 +318,19 @@ def _sparse_rbf(X, Y, gamma, scratch=None):
     the same bits. ``scratch``: the
     :class:`~sklearn_budget._dense_rows.SparseScratch` whose buffers, the
     output's included, several calls share (the values are then a view of
-    its output), or None.
+    its output), or None. ``index``: the :func:`row_index` of ``Y`` (or a
+    :class:`~sklearn_budget._dense_rows.RowIndex` of the buffer whose first
+    rows ``Y`` are), whose walk of ``X``'s entries gives the same
+    exponents, or None.
     """
-    if Y is X and scratch is None and type(X) is not CSRRows and X.has_canonical_format:
-        K = sparse_gram_products(X)
-        xx = K.diagonal().copy()  # the squared norms (the products' diagonal)
-        dense_rbf_exponents(K, xx, xx, gamma, True)
-    else:
-        K = sparse_rbf_exponents(X, Y, gamma, Y is X, -1, 1, scratch)
+    K = None if index is None else index.exponents(X, Y.data, gamma, scratch)
+    if K is None:
+        if Y is X and scratch is None and type(X) is not CSRRows and X.has_canonical_format:
+            K = sparse_gram_products(X)
+            xx = K.diagonal().copy()  # the squared norms (the products' diagonal)
+            dense_rbf_exponents(K, xx, xx, gamma, True)
+        else:
+            K = sparse_rbf_exponents(X, Y, gamma, Y is X, -1, 1, scratch)
     np.exp(K, out=K)
     return K
 
@@ -524,12 +529,10 @@ class Kernel:
         sparse_rbf = self.kernel == "rbf" and _is_csr_rows(X) and _is_csr_rows(support_vectors)
         scratch = SparseScratch(False) if sparse_rbf and len(batches) > 1 else None
         # Support vectors of many features indexed once for all the blocks
-        # (row_index; the same values), whose values then share one buffer:
-        # a block of few rows against many members (the end-of-fit check's
-        # average of the pool and the members) walks its own entries only.
+        # (row_index; the same values): a block of few rows against many
+        # members (the end-of-fit check's average of the pool and the
+        # members) walks its own entries only.
         index = None if scratch is None else row_index(self, support_vectors)
-        if index is not None:
-            values = np.empty((batches[0].stop - batches[0].start) * support_vectors.shape[0])
         # One BLAS thread: the same scores whatever the threads allowed.
         with single_blas_thread(), np.errstate(all="ignore"):  # overflow is reported below
             for sl in batches:
@@ -539,15 +542,10 @@ class Kernel:
                 # mirrored, the distances' diagonal zeroed), which a copy is not.
                 whole = sl.stop - sl.start == X.shape[0] and X is not support_vectors
                 rows = X if whole else X[sl]
-                K = None
-                if index is not None:
-                    K = index.exponents(rows, support_vectors.data, self.gamma, values)
-                if K is not None:
-                    np.exp(K, out=K)
-                elif scratch is None:
+                if scratch is None:
                     K = self(rows, support_vectors)
                 else:
-                    K = _sparse_rbf(rows, support_vectors, self.gamma, scratch)
+                    K = _sparse_rbf(rows, support_vectors, self.gamma, scratch, index)
                 scores[sl] = K @ coef.T
                 del K  # one block of values at a time
         if not np.isfinite(scores).all():
@@ -652,8 +650,10 @@ def row_index(kernel, Z):
     walks or indexes all of ``Z``'s."""
     if kernel.kernel != "rbf" or not _is_csr_rows(Z):
         return None
-    entries = int(Z.indptr[-1]) - int(Z.indptr[0])
-    if int(Z.indptr[0]) or not indexes_rows(Z.shape[1], entries, entries):
+    # The index's entries are positions in Z's arrays: views whose pointers
+    # do not start at 0 are refused.
+    entries = int(Z.indptr[-1])
+    if int(Z.indptr[0]) != 0 or not indexes_rows(Z.shape[1], entries, entries):
         return None
     index = RowIndex(Z.shape[1])
     index.extend(Z.indices, Z.indptr, Z.data, Z.shape[0])
@@ -681,11 +681,7 @@ def band_kernel(kernel, X, Z, buffer, index=None):
         return _dense_rbf(X, Z, kernel.gamma, out)
     if not (_is_csr_rows(X) and _is_csr_rows(Z)):
         return None
-    K = None if index is None else index.exponents(X, Z.data, kernel.gamma, buffer)
-    if K is None:
-        K = _sparse_rbf(X, Z, kernel.gamma, SparseScratch(False, buffer))
-    else:
-        np.exp(K, out=K)
+    K = _sparse_rbf(X, Z, kernel.gamma, SparseScratch(False, buffer), index)
     return K if np.isfinite(K).all() else None
 
 

@@ -31,7 +31,13 @@ import scipy.sparse as sp
 
 from ._dense_rows import RowIndex, SparseScratch, gather_csr_rows, gather_csr_rows_into
 from ._engine import Engine
-from ._kernels import CSRRows, as_matrix, indexes_rows, single_blas_thread
+from ._kernels import (
+    CSRRows,
+    _sparse_rbf,
+    as_matrix,
+    indexes_rows,
+    single_blas_thread,
+)
 
 # Rows per block: the unit of kernel work of the blocked path, and of the
 # calls into the compiled loop (an interrupt is seen between blocks).
@@ -387,8 +393,9 @@ class _PoolRows:
 
     def rbf(self, kernel, X, members):
         """``kernel(X, members)`` for the rbf kernel of CSR rows ``X`` where
-        ``members`` is the last view, from the index of the buffer's rows,
-        or None (another kernel or view, rows the index does not take)."""
+        ``members`` is the last view, from the index of the buffer's rows
+        (rows of ``X`` it does not take: as :meth:`Kernel.__call__`), or
+        None (another kernel or view, a pool the index does not take)."""
         if members is None or members is not self._view or kernel.kernel != "rbf":
             return None
         data, indices, indptr = self._buf
@@ -401,10 +408,7 @@ class _PoolRows:
         if self._index is None:
             self._index = RowIndex(self._d)
         self._index.extend(indices, indptr, data, self._n)
-        K = self._index.exponents(X, data, kernel.gamma)
-        if K is not None:
-            np.exp(K, out=K)
-        return K
+        return _sparse_rbf(X, members, kernel.gamma, index=self._index)
 
 
 def _grown(a, need, keep):
