@@ -321,9 +321,11 @@ def _sparse_rbf(X, Y, gamma, scratch=None, index=None):
     its output), or None. ``index``: the :func:`row_index` of ``Y`` (or a
     :class:`~sklearn_budget._dense_rows.RowIndex` of the buffer whose first
     rows ``Y`` are), whose walk of ``X``'s entries gives the same
-    exponents, or None.
+    exponents where :func:`walks_index` takes ``X``, or None.
     """
-    K = None if index is None else index.exponents(X, Y.data, gamma, scratch)
+    K = None
+    if index is not None and walks_index(X):
+        K = index.exponents(X, Y.data, gamma, scratch)
     if K is None:
         if Y is X and scratch is None and type(X) is not CSRRows and X.has_canonical_format:
             K = sparse_gram_products(X)
@@ -632,28 +634,39 @@ def finite_pool_kernel(kernel, X, Z):
     return None
 
 
-def indexes_rows(n_features, entries, capacity):
-    """Whether rows of ``entries`` entries in ``n_features`` features, held
-    in arrays of ``capacity`` entries, take a :class:`~sklearn_budget._dense_rows.RowIndex`:
-    at most two entries per feature on average (the lists of
-    :func:`~sklearn_budget._dense_rows.sparse_rbf_exponents`), and at most
-    8 heads of its lists (one per feature) per entry held."""
-    return 0 < entries <= 2 * n_features <= 16 * capacity
+def indexes_rows(n_features, entries):
+    """Whether rows of ``entries`` entries in ``n_features`` features take a
+    :class:`~sklearn_budget._dense_rows.RowIndex`: its heads, one per
+    feature, at most 8 per entry indexed (no ``O(n_features)`` array for a
+    few rows of a hashed feature space)."""
+    return 0 < entries and n_features <= 8 * entries
+
+
+def walks_index(X):
+    """Whether the rows ``X`` take their kernel values from a
+    :class:`~sklearn_budget._dense_rows.RowIndex` of the other rows: at most
+    half as many entries as features. Their walk of its lists then visits
+    on average at most half the indexed entries, where
+    :func:`~sklearn_budget._dense_rows.sparse_rbf_exponents` visits or
+    indexes all of them (rows of few features, a9a's 123, take its
+    transposed index instead)."""
+    return 2 * (int(X.indptr[-1]) - int(X.indptr[0])) <= X.shape[1]
 
 
 def row_index(kernel, Z):
     """An index of the CSR rows ``Z`` by feature, for the rbf values of
     several blocks of rows against them (:func:`band_kernel`), or None
     (another kernel, rows that :func:`indexes_rows` refuses or not in
-    strictly increasing feature). Each block then walks its own entries,
-    where each call of :func:`~sklearn_budget._dense_rows.sparse_rbf_exponents`
-    walks or indexes all of ``Z``'s."""
+    strictly increasing feature). Each block that :func:`walks_index`
+    takes then walks its own entries, where each call of
+    :func:`~sklearn_budget._dense_rows.sparse_rbf_exponents` walks or
+    indexes all of ``Z``'s."""
     if kernel.kernel != "rbf" or not _is_csr_rows(Z):
         return None
     # The index's entries are positions in Z's arrays: views whose pointers
     # do not start at 0 are refused.
     entries = int(Z.indptr[-1])
-    if int(Z.indptr[0]) != 0 or not indexes_rows(Z.shape[1], entries, entries):
+    if int(Z.indptr[0]) != 0 or not indexes_rows(Z.shape[1], entries):
         return None
     index = RowIndex(Z.shape[1])
     index.extend(Z.indices, Z.indptr, Z.data, Z.shape[0])

@@ -37,6 +37,7 @@ from ._kernels import (
     as_matrix,
     indexes_rows,
     single_blas_thread,
+    walks_index,
 )
 
 # Rows per block: the unit of kernel work of the blocked path, and of the
@@ -395,15 +396,14 @@ class _PoolRows:
         """``kernel(X, members)`` for the rbf kernel of CSR rows ``X`` where
         ``members`` is the last view, from the index of the buffer's rows
         (rows of ``X`` it does not take: as :meth:`Kernel.__call__`), or
-        None (another kernel or view, a pool the index does not take)."""
+        None (another kernel or view, rows of ``X`` that :func:`~._kernels.walks_index`
+        refuses, a pool too small for :func:`~._kernels.indexes_rows`)."""
         if members is None or members is not self._view or kernel.kernel != "rbf":
             return None
         data, indices, indptr = self._buf
-        if not indexes_rows(self._d, int(indptr[self._n]), data.shape[0]):
-            # Rows of few features (more than two entries a feature), or
-            # heads too many for the entries: sparse_rbf_exponents' own
-            # index, chosen by their density, as before.
-            self._index = None
+        if not (walks_index(X) and indexes_rows(self._d, int(indptr[self._n]))):
+            # Rows of few features, or a pool too small for the index's
+            # heads: sparse_rbf_exponents' own index, as before.
             return None
         if self._index is None:
             self._index = RowIndex(self._d)

@@ -722,9 +722,11 @@ def test_row_index_gives_the_bits_of_sparse_rbf_exponents():
 
 
 def test_row_index_only_for_sparse_rows_of_many_features():
-    # row_index: for the rbf kernel of CSR rows with at most two entries per
-    # feature on average, in strictly increasing feature; None otherwise.
-    from sklearn_budget._kernels import Kernel, row_index
+    # row_index: for the rbf kernel of CSR rows in strictly increasing
+    # feature with at least one entry per 8 features (its heads); None
+    # otherwise. The rows walked through it (walks_index) have at most half
+    # as many entries as features: a9a's blocks of 123 features do not.
+    from sklearn_budget._kernels import Kernel, row_index, walks_index
 
     rng = np.random.RandomState(1)
     Z, rbf = _wide_rows(rng, 200), Kernel("rbf", gamma=0.1)
@@ -732,18 +734,24 @@ def test_row_index_only_for_sparse_rows_of_many_features():
     assert index is not None and index.n_rows == 200
     assert row_index(Kernel("laplacian", gamma=0.1), Z) is None
     assert row_index(rbf, Z.toarray()) is None
-    assert row_index(rbf, sp.csr_matrix(rng.uniform(size=(50, 4)))) is None  # 50 a feature
     assert row_index(rbf, Z[:0]) is None
+    # The fewest rows whose entries take 3,000 heads at 8 each at most.
+    k = int(np.searchsorted(8 * Z.indptr, 3_000))
+    assert 8 * Z[: k - 1].nnz < 3_000 <= 8 * Z[:k].nnz
+    assert row_index(rbf, Z[: k - 1]) is None and row_index(rbf, Z[:k]) is not None
     unsorted = sp.csr_matrix((np.ones(2), np.array([5, 2]), np.array([0, 2])), shape=(1, 3_000))
     assert row_index(rbf, unsorted) is None
+    k = int(np.searchsorted(2 * Z.indptr, 3_000, side="right"))  # the most rows walked
+    assert 2 * Z[: k - 1].nnz <= 3_000 < 2 * Z[:k].nnz
+    assert walks_index(Z[: k - 1]) and not walks_index(Z[:k])
+    assert not walks_index(sp.csr_matrix(rng.uniform(size=(2, 4))))
 
 
 def test_pool_rows_give_the_rbf_values_of_their_last_view():
     # The margins' kernel values against the pool (_PoolRows.rbf): through
     # folds that grow the buffer and pools replaced, the values of
     # rbf_kernel against the last view, to the bit; None for another view,
-    # another kernel, or rows with more than two entries per feature (once
-    # they have more).
+    # another kernel, or rows with more entries than half the features.
     from sklearn.metrics.pairwise import rbf_kernel
 
     from sklearn_budget._kernels import Kernel, as_matrix
@@ -767,15 +775,13 @@ def test_pool_rows_give_the_rbf_values_of_their_last_view():
         assert buffer.rbf(Kernel("laplacian", gamma=0.05), rows, view) is None
         pool = view
     assert used >= 25  # not for the first, smallest pools: the heads would exceed 8 per entry
-    dense = sp.csr_matrix(rng.uniform(size=(50, 4)))  # 50 entries per feature
+    dense = sp.csr_matrix(rng.uniform(size=(50, 4)))  # rows of all 4 features
     buffer = _PoolRows(4)
     _, Zd = _BlockRows(dense[:0], 50, 400).block(dense, np.arange(50))
-    view = buffer.extended(dense[:1], Zd, np.arange(1, 2))  # 8 entries in 4 features
-    assert np.array_equal(
-        buffer.rbf(rbf, dense[:2], view), rbf_kernel(dense[:2], dense[:2], gamma=0.05)
-    )
-    view = buffer.extended(view, Zd, np.arange(2, 20))  # then more than two a feature
-    assert buffer.rbf(rbf, dense[:2], view) is None
+    view = buffer.extended(dense[:1], Zd, np.arange(1, 20))
+    assert buffer.rbf(rbf, dense[:2], view) is None  # 8 entries in 4 features
+    one = sp.csr_matrix((np.array([0.5, 2.0]), np.array([0, 3]), np.array([0, 2])), shape=(1, 4))
+    assert np.array_equal(buffer.rbf(rbf, one, view), rbf_kernel(one, dense[:20], gamma=0.05))
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
