@@ -107,3 +107,21 @@ cdef void csr_lists(const Py_ssize_t[::1] indices, const Py_ssize_t[::1] indptr,
 cdef void empty_lists(const Py_ssize_t[::1] indices, Py_ssize_t[::1] head) noexcept nogil
 cdef bint load_row(double[:, ::1] out, const double[:, :] X) noexcept
 cdef bint load_event(double[:, ::1] out, dict x, dict index) except -1
+
+
+cdef class BlockColumns:
+    # The block's values (rows of X against Z: members, then X's rows)
+    cdef double[:, ::1] K
+    # The squared norms of X's rows and Z's
+    cdef const double[::1] xx, zz
+    cdef Py_ssize_t lower, b, n_joined
+    cdef double g
+    # The rows that joined, in order; whether each did, and whether its
+    # round's values were made; room for a row's values
+    cdef Py_ssize_t[::1] joined
+    cdef unsigned char[::1] done, made
+    cdef double[::1] tmp
+
+    cdef void need(self, Py_ssize_t j) noexcept nogil
+    cdef void row(self, Py_ssize_t i) noexcept nogil
+    cdef void values(self, Py_ssize_t i, const Py_ssize_t* rows, Py_ssize_t n) noexcept nogil

@@ -59,6 +59,113 @@ def kernel_block(const double[:, ::1] X, const double[:, ::1] Z, kernel_code, do
     return out
 
 
+cdef extern from *:
+    """
+    /* The head of numpy's PyUFuncObject (numpy/ufuncobject.h, public and
+       the same in numpy 1.x and 2.x) up to the type signatures of its loops. */
+    typedef void (*sb_ufunc_loop)(char **, const Py_ssize_t *, const Py_ssize_t *, void *);
+    typedef struct {
+        PyObject_HEAD
+        int nin, nout, nargs;
+        int identity;
+        sb_ufunc_loop *functions;
+        void *const *data;
+        int ntypes;
+        int reserved1;
+        const char *name;
+        const char *types;
+    } sb_ufunc_head;
+    """
+    ctypedef void (*sb_ufunc_loop)(char**, const Py_ssize_t*, const Py_ssize_t*,
+                                   void*) noexcept nogil
+    ctypedef struct sb_ufunc_head:
+        int nin, nout, ntypes
+        sb_ufunc_loop* functions
+        void** data
+        const char* types
+
+
+# numpy's own float64 loop of ``np.exp``, called from compiled code: the
+# values of a block's rows with the rows that joined (BlockColumns) are
+# made in the round loop, and must be the bits that ``np.exp`` gives every
+# other kernel value of a sparse stream.
+cdef sb_ufunc_loop _exp_loop = NULL
+cdef void* _exp_data = NULL
+
+
+cdef void exp_in_place(double* x, Py_ssize_t n) noexcept nogil:
+    """``x[:n] = np.exp(x[:n])``, by numpy's loop (:func:`_find_exp_loop`)."""
+    cdef char* args[2]
+    cdef Py_ssize_t dims[1]
+    cdef Py_ssize_t steps[2]
+    if n <= 0:
+        return
+    args[0] = <char*>x
+    args[1] = <char*>x
+    dims[0] = n
+    steps[0] = steps[1] = sizeof(double)
+    _exp_loop(args, dims, steps, _exp_data)
+
+
+def _find_exp_loop():
+    """Take the loop that ``np.exp`` runs on float64 (the first of its
+    ``dd`` loops, as numpy resolves it), and keep it only if it gives the
+    bits of ``np.exp`` on probes over the whole range of the exponents
+    (where it underflows and overflows, on -0.0, infinities and NaN too),
+    in pieces of 1 to 40 values one after the other (every length of a
+    loop's tail, at every alignment). Returns whether it is kept: without
+    it, blocks of rounds make all the values of their rows with each other
+    beforehand."""
+    global _exp_loop, _exp_data
+    _exp_loop = NULL
+    cdef sb_ufunc_head* u = <sb_ufunc_head*><void*>np.exp
+    cdef int i, num = np.dtype(np.float64).num
+    cdef sb_ufunc_loop loop = NULL
+    cdef void* data = NULL
+    if not (u.nin == 1 and u.nout == 1):
+        return False
+    for i in range(u.ntypes):
+        if u.types[2 * i] == num and u.types[2 * i + 1] == num:
+            loop, data = u.functions[i], u.data[i]
+            break
+    if loop == NULL:
+        return False
+    rng = np.random.RandomState(0)
+    probe = np.concatenate([
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-320, -1e-320, -745.2, -708.4, 709.7, 710.0],
+        np.linspace(-760.0, 720.0, 2_000),
+        -rng.exponential(5.0, 2_000),
+        rng.standard_normal(500) * 1e-6,
+    ])
+    with np.errstate(all="ignore"):
+        expected = np.exp(probe)
+    cdef double[::1] got = probe.copy()
+    cdef char* args[2]
+    cdef Py_ssize_t dims[1]
+    cdef Py_ssize_t steps[2]
+    cdef Py_ssize_t start, n, total = got.shape[0]
+    steps[0] = steps[1] = sizeof(double)
+    start = 0
+    n = 1
+    while start < total:
+        # Pieces of lengths 1, 2, ..., 40, 1, ... at every offset.
+        n = min(n, total - start)
+        args[0] = args[1] = <char*>&got[start]
+        dims[0] = n
+        loop(args, dims, steps, data)
+        start += n
+        n = n % 40 + 1
+    if not np.array_equal(np.asarray(got).view(np.int64), expected.view(np.int64)):
+        return False
+    _exp_loop, _exp_data = loop, data
+    return True
+
+
+#: Whether a block of rounds makes the values of its rows with the rows
+#: that joined as the rounds read them (:class:`BlockColumns`).
+EXP_LOOP = _find_exp_loop()
+
+
 # The heads of the lists of the calls without a scratch (a kernel matrix of
 # a few rows against a pool, the pool's Gram matrix): one array per thread,
 # all -1 between calls, where a new array of n_features heads filled with -1
@@ -94,6 +201,9 @@ cdef class SparseScratch:
 
     cdef object head, nxt, row, first, fill, val, out
     cdef Py_ssize_t spare, base
+    # A block of rounds (``chunk=0``): its rows' squared norms and the
+    # members', which its BlockColumns reads.
+    cdef object block_norms
 
     def __init__(self, bint reused=True, out=None):
         # Buffers that grow for later calls take twice what is asked.
@@ -154,11 +264,17 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
     ``lower >= 0``: ``Z`` is ``lower`` members followed by the rows of
     ``X`` (a block of rounds, which reads row ``i`` against the rows before
     it only); row ``i`` is computed against the members and the rows of
-    ``X`` up to the end of its chunk of ``chunk`` rows, NaN beyond.
+    ``X`` up to the end of its chunk of ``chunk`` rows, NaN beyond. With
+    ``chunk=0``, rows ``i`` and those before it take their products only,
+    not yet made exponents (:func:`sparse_rbf_rounds` makes values of those
+    that the rounds read), the rest is left unset; the values with the
+    members are then made: exponents and numpy's ``exp``.
 
     ``scratch``: a :class:`SparseScratch` whose buffers the call reuses;
     the result is then a view of its output buffer.
     """
+    if chunk == 0 and (lower < 0 or _exp_loop == NULL):
+        raise ValueError("chunk=0 needs a block of rounds (lower >= 0) and EXP_LOOP.")
     cdef const double[::1] xd = np.ascontiguousarray(X.data, dtype=np.float64)
     cdef const Py_ssize_t[::1] xi = np.asarray(X.indices, dtype=np.intp)
     cdef const Py_ssize_t[::1] xp = np.asarray(X.indptr, dtype=np.intp)
@@ -199,11 +315,12 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
             csr_by_feature(zd, zi, zp, m, d, first, fill, row, val)
         for i in range(n):
             if lower >= 0:
-                lim = min(m, lower + (i // chunk + 1) * chunk)
+                lim = min(m, lower + (i // chunk + 1) * chunk if chunk else lower + i + 1)
             for j in range(lim):
                 K[i, j] = 0.0
-            for j in range(lim, m):
-                K[i, j] = NAN
+            if chunk != 0:
+                for j in range(lim, m):
+                    K[i, j] = NAN
             for f in range(xp[i], xp[i + 1]):
                 a = xd[f]
                 if lists:
@@ -219,12 +336,122 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
                     while p < first[k + 1] and row[p] < lim:
                         K[i, row[p]] += a * val[p]
                         p += 1
-            rbf_exponents(&K[i, 0], lim, i, xx[i], &zz[0], same, g)
+            if chunk != 0:
+                rbf_exponents(&K[i, 0], lim, i, xx[i], &zz[0], same, g)
+            elif lower > 0:
+                rbf_exponents(&K[i, 0], lower, i, xx[i], &zz[0], same, g)
+                exp_in_place(&K[i, 0], lower)
         if lists and shared:
             empty_lists(zi, head)
     if lists and not shared:
         scratch.base = base + nnz  # the lists of this call, all below it
+    if chunk == 0:
+        scratch.block_norms = (xx, zz)
     return out
+
+
+def sparse_rbf_rounds(X, Z, double gamma, Py_ssize_t lower, SparseScratch scratch=None):
+    """The rbf kernel values that a block of rounds reads, ``K(X, Z)`` for
+    ``Z`` the ``lower`` members followed by the rows of ``X``, as the
+    rounds read them: ``(K, columns)``, or None where :data:`EXP_LOOP` is
+    False.
+
+    ``K[i, :lower]`` are the values with the members. The values with the
+    rows of the block, ``K[i, lower + j]`` for ``j <= i``, hold the products
+    ``x_i . x_j``: a round reads those of the rows that joined before it
+    only, and :class:`BlockColumns` makes them values for those rows alone
+    (the engine asks it at each round). About half the rows join where half
+    the rounds are mistakes; making every product a value beforehand (a
+    row may join) cost, at a budget of 100 and 256 rows a block, 144
+    exponentials a row besides the 100 of the members. Every value read has
+    the bits of :func:`sparse_rbf_exponents` followed by ``np.exp``: the
+    same products (its own loop) and the same exponents.
+    """
+    if _exp_loop == NULL:
+        return None
+    if scratch is None:
+        scratch = SparseScratch(False)
+    out = sparse_rbf_exponents(X, Z, gamma, False, lower, 0, scratch)
+    return out, BlockColumns(out, scratch, gamma, lower)
+
+
+cdef class BlockColumns:
+    """The values of a block of rounds' rows with those of its rows that
+    join the members, made from their products as the rounds read them
+    (:func:`sparse_rbf_rounds`).
+
+    Row ``j`` joins at its round (:meth:`need`: a rule may also keep it, as
+    the Tighter Budget Perceptron's error set does, and read its value at
+    that round); each later round ``i`` reads ``K[i, lower + j]``, which
+    :meth:`row` makes a value before the round, for every row that joined
+    so far (those that left the members since too: they cost little, and
+    their values are never read). A value is made once, from the product
+    ``x_i . x_j``, by ``rbf_exponents``' expression and numpy's ``exp``; a
+    row's values are made once (:meth:`row` again does nothing).
+    """
+
+    def __init__(self, K, SparseScratch scratch, double gamma, Py_ssize_t lower):
+        xx, zz = scratch.block_norms
+        self.K = K
+        self.xx, self.zz = xx, zz
+        self.lower = lower
+        self.b = K.shape[0]
+        self.g = -gamma
+        self.joined = np.empty(self.b, dtype=np.intp)
+        self.n_joined = 0
+        self.done = np.zeros(self.b, dtype=np.uint8)
+        self.made = np.zeros(self.b, dtype=np.uint8)
+        self.tmp = np.empty(self.b)
+
+    def join(self, Py_ssize_t j):
+        """:meth:`need` from Python (the tests): row ``j`` joins."""
+        if not 0 <= j < self.b:
+            raise IndexError(f"row {j} of a block of {self.b}")
+        self.need(j)
+
+    def read(self, Py_ssize_t i):
+        """:meth:`row` from Python (the tests): row ``i``'s round."""
+        if not 0 <= i < self.b:
+            raise IndexError(f"row {i} of a block of {self.b}")
+        self.row(i)
+
+    cdef void need(self, Py_ssize_t j) noexcept nogil:
+        """Row ``j`` joins at its round (or a rule keeps it): the later
+        rounds read its column, and the round itself ``K[j, lower + j]``
+        (made now, once)."""
+        if self.done[j]:
+            return
+        self.done[j] = 1
+        self.joined[self.n_joined] = j
+        self.n_joined += 1
+        self.tmp[0] = self.K[j, self.lower + j]
+        self.values(j, &self.joined[self.n_joined - 1], 1)
+        self.K[j, self.lower + j] = self.tmp[0]
+
+    cdef void row(self, Py_ssize_t i) noexcept nogil:
+        """Before row ``i``'s round: its values with the rows that joined."""
+        cdef Py_ssize_t q, n = self.n_joined
+        if self.made[i]:
+            return
+        self.made[i] = 1
+        if n == 0:
+            return
+        for q in range(n):
+            self.tmp[q] = self.K[i, self.lower + self.joined[q]]
+        self.values(i, &self.joined[0], n)
+        for q in range(n):
+            self.K[i, self.lower + self.joined[q]] = self.tmp[q]
+
+    cdef void values(self, Py_ssize_t i, const Py_ssize_t* rows, Py_ssize_t n) noexcept nogil:
+        """``tmp[:n]``, products of row ``i`` with the rows ``rows[:n]`` of
+        the block, made their values: ``rbf_exponents``' expression for
+        each, then numpy's ``exp``."""
+        cdef Py_ssize_t q
+        cdef double v, xxi = self.xx[i]
+        for q in range(n):
+            v = (-2.0 * self.tmp[q] + xxi) + self.zz[self.lower + rows[q]]
+            self.tmp[q] = (0.0 if v < 0.0 else v) * self.g
+        exp_in_place(&self.tmp[0], n)
 
 
 # The fewest entries of Z per entry of X for _exponents_by_z.

@@ -13,7 +13,7 @@ base. The documentation of the engine is in ``_engine.pyx``.
 from libc.math cimport INFINITY
 from libc.stdint cimport int64_t
 
-from ._dense_rows cimport dense_kernel
+from ._dense_rows cimport BlockColumns, dense_kernel
 
 
 cdef inline double margin_of(const double* g, int64_t y, Py_ssize_t R,
@@ -102,6 +102,9 @@ cdef class Engine:
     # The block being played
     cdef bint direct
     cdef const double[:, ::1] Kc   # blocked: K(block, [members at start; block])
+    # Makes Kc's values with the block's rows that joined before each round
+    # (sparse rbf rows; None: all of Kc holds values)
+    cdef BlockColumns columns
     cdef const double[:, ::1] Xb   # dense rows of the block
     cdef const double[::1] diag, w
     cdef const int64_t[::1] yb, index
@@ -164,6 +167,7 @@ cdef class Engine:
     cdef void direction(self, int64_t y) noexcept nogil
     cdef void sync_all(self) noexcept nogil
     cdef Py_ssize_t add_member(self, const double* coef, double scale) noexcept nogil
+    cdef void need_column(self, Py_ssize_t j) noexcept nogil
     cdef void retire(self, Py_ssize_t pos) noexcept nogil
     cdef void replace_member(self, Py_ssize_t pos, const double* x, const double* coef,
                              double kxx) noexcept nogil

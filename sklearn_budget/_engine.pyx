@@ -31,7 +31,10 @@ Python side (``sklearn_budget._base``):
   dimension;
 - *blocked*: read from a matrix ``Kc = K(block, [members; block])``
   computed by :func:`sklearn.metrics.pairwise.pairwise_kernels` (BLAS), for
-  high dimension, sparse input and callable kernels.
+  high dimension, sparse input and callable kernels. For the rbf kernel of
+  sparse rows, its values with the block's own rows hold their products
+  until a round reads them: a ``BlockColumns`` makes those of the rows
+  that joined the values before each round (``_dense_rows``).
 """
 
 # Authors: The sklearn-budget developers
@@ -94,8 +97,11 @@ cdef class Engine:
         s = state["scale"]
         s[0], s[1] = self.wscale, self.clock
 
-    def set_block(self, y, w, diag, index, Kc=None, Xb=None):
-        """Rows of the next block: ``Kc`` for the blocked path, ``Xb`` (dense)."""
+    def set_block(self, y, w, diag, index, Kc=None, Xb=None, BlockColumns columns=None):
+        """Rows of the next block: ``Kc`` for the blocked path, ``Xb`` (dense);
+        ``columns``: the ``BlockColumns`` that makes ``Kc``'s values with the
+        block's rows (their products until then) as the rounds read them,
+        or None (all values already)."""
         cdef Py_ssize_t b = y.shape[0]
         if self.mout is None or self.mout.shape[0] < b:
             self.mout = np.zeros(b)
@@ -108,6 +114,7 @@ cdef class Engine:
         self.direct = Kc is None
         if Xb is not None:
             self.Xb = Xb
+        self.columns = columns
         if Kc is not None:
             self.Kc = Kc
             self.m0 = self.n
@@ -185,6 +192,8 @@ cdef class Engine:
                 self.kernel_row()
                 self.scores()
             else:
+                if self.columns is not None:
+                    self.columns.row(jj)
                 self.gathered_scores()
             if not self.finite_scores():
                 self.bad_row = jj
@@ -361,10 +370,18 @@ cdef class Engine:
                 self.Xs[pos, a] = self.Xb[j, a]
         if not self.direct:
             self.cols[pos] = self.m0 + j
+            self.need_column(j)
         self.k[pos] = self.diag[j]
         self.n = pos + 1
         self.updated = True
         return pos
+
+    cdef void need_column(self, Py_ssize_t j) noexcept nogil:
+        """This round and the later ones of the block will read the block
+        row ``j``'s column of ``Kc`` (``j`` joined the members, or a rule
+        keeps it)."""
+        if self.columns is not None:
+            self.columns.need(j)
 
     cdef void retire(self, Py_ssize_t pos) noexcept nogil:
         """Keep what member ``pos`` contributed to the average while it was one.

@@ -26,6 +26,7 @@ from ._dense_rows import (
     dense_rbf_exponents,
     kernel_block,
     sparse_rbf_exponents,
+    sparse_rbf_rounds,
 )
 from ._pool import sparse_gram_products, symmetric_rbf_gram
 
@@ -478,30 +479,41 @@ class Kernel:
         return K
 
     def rounds_block(self, Xb, Z, n_members, scratch=None):
-        """The kernel values that a block of rounds reads, ``K(Xb, Z)``.
+        """The kernel values that a block of rounds reads, ``K(Xb, Z)``, and
+        where those with the block's own rows are computed.
 
         ``Z`` is ``n_members`` members followed by the rows of ``Xb`` (each
-        rows or :class:`CSRRows`). The
-        round of row ``j`` reads its values with the members and with the
-        rows of the block before it (those that joined); for the rbf kernel
-        of CSR rows only those are computed, by chunks of
-        ``_ROUNDS_CHUNK`` rows, the same bits as :meth:`__call__`, and the
-        values of a row with later rows of its block are NaN. In high
-        dimension the exponentials of the block's rows with each other cost
-        more than those with a small support set.
-
-        ``scratch``: the :class:`~sklearn_budget._dense_rows.SparseScratch`
-        of the call's blocks (the values are then a view of its buffer,
-        valid until the next block), or None.
+        rows or :class:`CSRRows`). The round of row ``j`` reads its values
+        with the members and with the rows of the block before it that
+        joined. Returns ``(K, columns)``. For the rbf kernel of CSR rows
+        (with a ``scratch``, a
+        :class:`~sklearn_budget._dense_rows.SparseScratch` whose output
+        buffer ``K`` then is, valid until the next block): ``K`` holds the
+        values with the members and the products of each row with the
+        block's rows up to it, which ``columns`` (a
+        :class:`~sklearn_budget._dense_rows.BlockColumns`, that the engine
+        asks before each round) makes values for the rows that joined only:
+        in high dimension a value costs an exponent and an exponential, not
+        much less than its products, and any of the rows before a row may
+        join (:func:`~sklearn_budget._dense_rows.sparse_rbf_rounds`).
+        Without numpy's ``exp`` loop (``EXP_LOOP``) the values are made
+        beforehand, by chunks of ``_ROUNDS_CHUNK`` rows: row ``j`` against
+        the rows of the block up to the end of its chunk, NaN beyond;
+        ``columns`` is None. Every value read has the bits of
+        :meth:`__call__`.
         """
         if not (self.kernel == "rbf" and _is_csr_rows(Xb) and _is_csr_rows(Z)):
-            return np.ascontiguousarray(self(Xb, Z), dtype=np.float64)
+            return np.ascontiguousarray(self(Xb, Z), dtype=np.float64), None
+        if scratch is not None:
+            rounds = sparse_rbf_rounds(Xb, Z, self.gamma, n_members, scratch)
+            if rounds is not None:
+                return rounds
         chunk = _ROUNDS_CHUNK
         K = sparse_rbf_exponents(Xb, Z, self.gamma, False, n_members, chunk, scratch)
         for start in range(0, Xb.shape[0], chunk):
             rows = K[start : start + chunk, : n_members + start + chunk]
             np.exp(rows, out=rows)
-        return K
+        return K, None
 
     def _pairwise(self, X, Y):
         # n_jobs=1, not None: with None, pairwise_kernels splits Y into as many

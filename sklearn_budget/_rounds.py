@@ -12,7 +12,9 @@ block of ``_BLOCK_SIZE`` rows by a cost model (:func:`_direct_pays`):
 - **blocked**: one :func:`~sklearn.metrics.pairwise.pairwise_kernels` call
   gives ``K(block, [members; block])`` (BLAS for the inner products), the
   block against the members of its start *and* against its own rows, so
-  that a row that joins during the block already has its kernel column.
+  that a row that joins during the block already has its kernel column
+  (for the rbf kernel of sparse rows, as products, made values before
+  each round for the rows that joined: ``Kernel.rounds_block``).
   Used for high dimension, sparse input, and callable kernels.
 
 Every call plays its rounds on one BLAS thread (:func:`play_rounds`), so
@@ -552,17 +554,19 @@ def play_rounds(est, X, y, w, index, on_block, calibrate, force, order=None):
             bound = True
         with np.errstate(all="ignore"):  # overflow: non-finite scores, reported
             diag = np.ascontiguousarray(kernel.diag(Xb), dtype=np.float64)
-        Z = Kc = None
+        Z = Kc = columns = None
         if not _uses_direct_path(est, n, b, X.shape[1], force):
             scratch = SparseScratch() if scratch is None else scratch
             Z = _vstack(est._sv, Xb) if Z_rows is None else Z_rows
             # Overflow shows as non-finite scores, reported by the loop.
             with np.errstate(all="ignore"):
-                Kc = kernel.rounds_block(Xb, Z, n, scratch)
+                Kc, columns = kernel.rounds_block(Xb, Z, n, scratch)
             if est._dense and est._kernel_code is not None and not np.isfinite(Kc).all():
                 # Huge rows: the values of the direct path, by differences.
                 Kc = est._kernel_matrix(Xb, Z)
-        engine.set_block(y[sl], w[sl], diag, index[sl], Kc=Kc, Xb=Xb if est._dense else None)
+        engine.set_block(
+            y[sl], w[sl], diag, index[sl], Kc=Kc, Xb=Xb if est._dense else None, columns=columns
+        )
         est._block_start(rule, Xb, y[sl], Z, Kc)
         yb = y[sl]
         cls = (yb > 0).astype(np.intp) if est._binary else yb.astype(np.intp)

@@ -271,6 +271,7 @@ cdef class TighterRule(BudgetRule):
                 self.E_X[slot, a] = e.Xb[e.j, a]
         self.E_src[slot] = -1
         self.E_blk[slot] = e.j
+        e.need_column(e.j)  # read by the block's later rounds (entry_kernel)
 
     cdef void on_round(self, Engine e, int64_t y) noexcept nogil:
         cdef Py_ssize_t s, m = self.E_ints[0]

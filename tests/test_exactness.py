@@ -6,6 +6,7 @@ against the members kept in insertion order. The estimators must make the
 same mistakes, keep the same support set and reach the same coefficients.
 """
 
+import _instances
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -485,6 +486,7 @@ def test_rounds_block_of_sparse_rows_gives_the_values_the_rounds_read():
     # read, are NaN and only beyond the row's chunk.
     from sklearn.metrics.pairwise import rbf_kernel
 
+    from sklearn_budget._dense_rows import SparseScratch
     from sklearn_budget._kernels import _ROUNDS_CHUNK, Kernel
 
     rng = np.random.RandomState(3)
@@ -492,7 +494,8 @@ def test_rounds_block_of_sparse_rows_gives_the_values_the_rounds_read():
         members = sp.random(n_members, 300, density=0.05, format="csr", random_state=rng)
         Xb = _messy_csr(rng, b, 300, np.int32)
         Z = sp.vstack([members, Xb], format="csr")
-        got = Kernel("rbf", gamma=0.7).rounds_block(Xb, Z, n_members)
+        got, columns = Kernel("rbf", gamma=0.7).rounds_block(Xb, Z, n_members)
+        assert columns is None  # no scratch: all beforehand
         full = rbf_kernel(Xb, Z, gamma=0.7)
         for j in range(b):
             end = n_members + (j // _ROUNDS_CHUNK + 1) * _ROUNDS_CHUNK
@@ -500,7 +503,8 @@ def test_rounds_block_of_sparse_rows_gives_the_values_the_rounds_read():
             assert np.isnan(got[j, end:]).all()
     # Other kernels: the whole block.
     linear = Kernel("linear")
-    assert np.array_equal(linear.rounds_block(Xb, Z, n_members), linear(Xb, Z))
+    K, columns = linear.rounds_block(Xb, Z, n_members, SparseScratch())
+    assert columns is None and np.array_equal(K, linear(Xb, Z))
 
 
 @pytest.mark.any_kernel_path
@@ -513,7 +517,7 @@ def test_sparse_rbf_with_reused_buffers_gives_the_bits_of_rbf_kernel():
     # the next one (the same values as a call with fresh buffers).
     from sklearn.metrics.pairwise import rbf_kernel
 
-    from sklearn_budget._dense_rows import SparseScratch, sparse_rbf_exponents
+    from sklearn_budget._dense_rows import EXP_LOOP, SparseScratch, sparse_rbf_exponents
     from sklearn_budget._kernels import _ROUNDS_CHUNK, Kernel
 
     rng = np.random.RandomState(11)
@@ -537,14 +541,28 @@ def test_sparse_rbf_with_reused_buffers_gives_the_bits_of_rbf_kernel():
         Z = sp.vstack([members, Xb], format="csr")
         lists = Z.nnz <= 2 * d
         seen_lists, seen_transposed = seen_lists or lists, seen_transposed or not lists
-        got = kernel.rounds_block(Xb, Z, n_members, scratch).copy()
-        fresh = kernel.rounds_block(Xb, Z, n_members)
-        assert np.array_equal(got, fresh, equal_nan=True)
+        got, columns = kernel.rounds_block(Xb, Z, n_members, scratch)
+        # The values with the block's rows as the rounds read them: a third
+        # of the rows join at their round, and the later rows read them.
+        assert (columns is not None) == EXP_LOOP
+        joins = np.flatnonzero(rng.rand(b) < 0.35)
+        for j in range(b if EXP_LOOP else 0):
+            columns.read(j)
+            if j in joins:
+                columns.join(j)
+        got = got.copy()
+        fresh, none = kernel.rounds_block(Xb, Z, n_members)
+        assert none is None
         full = rbf_kernel(Xb, Z, gamma=0.4)
         for j in range(b):
             end = min(Z.shape[0], n_members + (j // _ROUNDS_CHUNK + 1) * _ROUNDS_CHUNK)
-            assert np.array_equal(got[j, :end], full[j, :end])
-            assert np.isnan(got[j, end:]).all()
+            assert np.array_equal(fresh[j, :end], full[j, :end])
+            assert np.isnan(fresh[j, end:]).all()
+            # What the round of row j reads: the members, the rows that
+            # joined before it, and its own value if it joins (an error set
+            # reads it).
+            read = np.concatenate([np.arange(n_members), n_members + joins[joins <= j]])
+            assert np.array_equal(got[j, read], full[j, read])
         # Whole matrices (no block of rounds) with the same buffers.
         K = sparse_rbf_exponents(Xb, Z, 0.4, False, scratch=scratch)
         np.exp(K, out=K)
@@ -1113,3 +1131,55 @@ def test_the_end_of_fit_check_predicts_what_predict_does(make, sparse):
     est = make().fit(X, y)
     rows = X[::3]
     assert np.array_equal(est._predict_rows(rows), est.predict(rows))
+
+
+_LAZY_CASES = [
+    est
+    for est in _instances.instances(
+        "every_input", "online_kernel", budget=25, gamma=0.05, random_state=0
+    )
+    if "kernel" not in est.get_params() or est.get_params()["kernel"] == "rbf"
+] + [
+    _instances.make(
+        "TighterBudgetPerceptron", budget=25, gamma=0.05, random_state=0, error_set=error_set
+    )
+    for error_set in ("all", "random", "flip")
+]
+
+
+@pytest.mark.parametrize("est", _LAZY_CASES, ids=lambda est: repr(est))
+def test_block_values_computed_as_rows_join_are_those_computed_beforehand(est, monkeypatch):
+    # A block of sparse rounds computes its rows' values with the rows that
+    # join (or that an error set keeps) when they do (BlockColumns); the
+    # model, the counts and the scores are the bits of a fit whose blocks
+    # compute them all beforehand.
+    from sklearn.base import clone
+
+    from sklearn_budget import _kernels
+    from sklearn_budget._dense_rows import EXP_LOOP
+
+    rng = np.random.RandomState(4)
+    X = _wide_rows(rng, 1_300, n_features=3_000, nnz=15)
+    y = np.argmax(X @ rng.standard_normal((X.shape[1], 3)), axis=1) % 2
+
+    def fit():
+        model = clone(est).fit(X[:700], y[:700])
+        return model.partial_fit(X[700:], y[700:])
+
+    served = []
+    rounds = _kernels.sparse_rbf_rounds
+
+    def counted(*args):
+        out = rounds(*args)
+        served.append(out is not None)
+        return out
+
+    monkeypatch.setattr(_kernels, "sparse_rbf_rounds", counted)
+    lazy = fit()
+    assert sum(served) >= 5 if EXP_LOOP else not any(served)
+    monkeypatch.setattr(_kernels, "sparse_rbf_rounds", lambda *args: None)
+    beforehand = fit()
+    for name, value in beforehand._state.items():
+        assert np.array_equal(lazy._state[name], value, equal_nan=True), name
+    assert lazy.n_mistakes_ == beforehand.n_mistakes_
+    assert np.array_equal(lazy.decision_function(X[:200]), beforehand.decision_function(X[:200]))
