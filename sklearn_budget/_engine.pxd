@@ -91,6 +91,9 @@ cdef class Engine:
     cdef double[:, ::1] alpha  # (cap, R)
     cdef double[:, ::1] acc    # (cap, R): running sums of the average
     cdef double[:, ::1] gram   # (cap, cap)
+    # The member whose Gram column is not yet written (add_member with
+    # column=False; -1: none): its values are its row, and ``k``
+    cdef Py_ssize_t col_due
     cdef double[:, ::1] Xs     # (cap, d): rows of the members (dense streams)
     cdef int64_t[::1] idx, born, cols
     cdef double[::1] kdiag, stamp
@@ -166,7 +169,10 @@ cdef class Engine:
     cdef double margin(self, int64_t y) noexcept nogil
     cdef void direction(self, int64_t y) noexcept nogil
     cdef void sync_all(self) noexcept nogil
-    cdef Py_ssize_t add_member(self, const double* coef, double scale) noexcept nogil
+    cdef Py_ssize_t add_member(self, const double* coef, double scale,
+                               bint column=*) noexcept nogil
+    cdef void write_column(self, Py_ssize_t pos) noexcept nogil
+    cdef double member_score(self, Py_ssize_t r, Py_ssize_t c) noexcept nogil
     cdef void need_column(self, Py_ssize_t j) noexcept nogil
     cdef void retire(self, Py_ssize_t pos) noexcept nogil
     cdef void replace_member(self, Py_ssize_t pos, const double* x, const double* coef,

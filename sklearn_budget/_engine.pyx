@@ -70,6 +70,7 @@ cdef class Engine:
         self.f = np.zeros(n_rows)
         self.v = np.zeros(n_rows)
         self.ret_limit = -1
+        self.col_due = -1
 
     def bind(self, dict state):
         """Take views of the (possibly regrown) arrays of ``state``."""
@@ -214,6 +215,9 @@ cdef class Engine:
                     self.checkpoint()
                 self.updated = False
                 rule.update(self, y, margin, self.diag[jj], self.w[jj])
+                if self.col_due >= 0:
+                    # The rule kept the member it added with its column unwritten.
+                    self.write_column(self.col_due)
                 if self.updated:
                     self.n_updates += 1
             if 0 <= self.ret_limit < self.n_ret:
@@ -347,8 +351,18 @@ cdef class Engine:
             for i in range(self.n):
                 self.sync(i)
 
-    cdef Py_ssize_t add_member(self, const double* coef, double scale) noexcept nogil:
-        """Add the round's row with coefficients ``scale * coef``; returns its position."""
+    cdef Py_ssize_t add_member(self, const double* coef, double scale,
+                               bint column=True) noexcept nogil:
+        """Add the round's row with coefficients ``scale * coef``; returns its position.
+
+        ``column=False`` (a rule that removes a member right after, as the
+        Forgetron does at its budget): the new member's Gram column, one
+        value per row of a ``cap x cap`` matrix (a cache line each, most of
+        an addition at budgets of thousands), is written only if it stays
+        where it is: by :meth:`remove_member` when the member moves into the
+        place freed, else after the update. Until then its values are its
+        row's, and :meth:`member_score` reads them.
+        """
         cdef Py_ssize_t i, c, a, pos = self.n, j = self.j
         for c in range(self.R):
             self.alpha[pos, c] = scale * coef[c]
@@ -363,7 +377,11 @@ cdef class Engine:
             self.journal_gram(pos)
             for i in range(pos):
                 self.gram[pos, i] = self.k[i]
-                self.gram[i, pos] = self.k[i]
+            if column:
+                for i in range(pos):
+                    self.gram[i, pos] = self.k[i]
+            else:
+                self.col_due = pos
             self.gram[pos, pos] = self.diag[j]
         if self.dense:
             for a in range(self.d):
@@ -375,6 +393,23 @@ cdef class Engine:
         self.n = pos + 1
         self.updated = True
         return pos
+
+    cdef void write_column(self, Py_ssize_t pos) noexcept nogil:
+        """Member ``pos``'s Gram column from its row (symmetric by construction)."""
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            self.gram[i, pos] = self.gram[pos, i]
+        if self.col_due == pos:
+            self.col_due = -1
+
+    cdef double member_score(self, Py_ssize_t r, Py_ssize_t c) noexcept nogil:
+        """``sum_i alpha[i, c] k(x_i, x_r)`` from the Gram matrix's row ``r``,
+        summed in member order (a column due reads its member's row)."""
+        cdef Py_ssize_t i, due = self.col_due
+        cdef double s = 0.0
+        for i in range(self.n):
+            s += self.alpha[i, c] * (self.gram[due, r] if i == due else self.gram[r, i])
+        return s
 
     cdef void need_column(self, Py_ssize_t j) noexcept nogil:
         """This round and the later ones of the block will read the block
@@ -449,10 +484,13 @@ cdef class Engine:
             for i in range(last + 1):
                 self.gram[pos, i] = self.gram[last, i]
             # Column ``last`` is row ``last`` (the matrix is symmetric by
-            # construction), now row ``pos``: one strided pass, not two.
+            # construction), now row ``pos``: one strided pass, not two. A
+            # column due (add_member) is written so, or leaves with its member.
             for i in range(last + 1):
                 self.gram[i, pos] = self.gram[pos, i]
             self.gram[pos, pos] = self.gram[last, last]
+            if self.col_due == last or self.col_due == pos:
+                self.col_due = -1
         self.n = last
         self.updated = True
 

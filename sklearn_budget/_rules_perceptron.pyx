@@ -119,7 +119,8 @@ cdef class ForgetronRule(Rule):
         cdef double mu, s, vv, a, b, cc, phi, fr
         self.scalars[1] += 1.0                                   # M
         e.direction(y)
-        pos = e.add_member(&e.v[0], weight)                      # step (1): sigma = 1
+        # Its Gram column written only if it stays where it is (add_member).
+        pos = e.add_member(&e.v[0], weight, False)               # step (1): sigma = 1
         self.sigma[pos] = 1.0
         for c in range(e.R):
             self.unit[pos, c] = e.v[c]
@@ -135,9 +136,7 @@ cdef class ForgetronRule(Rule):
                 mu = 0.0
                 vv = 0.0
                 for c in range(e.R):
-                    fr = 0.0
-                    for i in range(e.n):
-                        fr += e.alpha[i, c] * e.gram[r, i]
+                    fr = e.member_score(r, c)
                     mu += self.unit[r, c] * fr
                     vv += self.unit[r, c] * self.unit[r, c]
                 s = self.sigma[r]
