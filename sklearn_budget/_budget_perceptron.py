@@ -558,7 +558,12 @@ class TighterBudgetPerceptron(_BaseBudgetPerceptron):
         KEb = np.zeros((0, b))
         m = int(self._state["E_ints"][0])
         if not self._E_use_X and m:
-            KEb = np.ascontiguousarray(self._kernel(self._E_rows, Xb), dtype=np.float64)
+            # The block's rows against the entries, transposed: each value
+            # computed as the block computes those of its own rows that are
+            # entries (row, then entry), so that a stream's model does not
+            # depend on where a call or a block ends (the rbf exponent adds
+            # the two squared norms in that order).
+            KEb = np.ascontiguousarray(self._kernel(Xb, self._E_rows).T, dtype=np.float64)
         rule.set_block(np.ascontiguousarray(slots, dtype=np.int64), KEb)
 
     def _block_end(self, rule, Xb, Z):

@@ -117,7 +117,8 @@ def _find_exp_loop():
     it, blocks of rounds make all the values of their rows with each other
     beforehand."""
     global _exp_loop, _exp_data
-    _exp_loop = NULL
+    if type(np.exp) is not np.ufunc:
+        return False
     cdef sb_ufunc_head* u = <sb_ufunc_head*><void*>np.exp
     cdef int i, num = np.dtype(np.float64).num
     cdef sb_ufunc_loop loop = NULL
@@ -157,7 +158,9 @@ def _find_exp_loop():
         n = n % 40 + 1
     if not np.array_equal(np.asarray(got).view(np.int64), expected.view(np.int64)):
         return False
-    _exp_loop, _exp_data = loop, data
+    # Set once, at import (the data first: a loop is never seen without it).
+    _exp_data = data
+    _exp_loop = loop
     return True
 
 
@@ -391,7 +394,15 @@ cdef class BlockColumns:
     """
 
     def __init__(self, K, SparseScratch scratch, double gamma, Py_ssize_t lower):
+        if _exp_loop == NULL or scratch.block_norms is None:
+            raise ValueError("BlockColumns takes the output of sparse_rbf_rounds.")
         xx, zz = scratch.block_norms
+        if not (K.ndim == 2 and xx.shape[0] == K.shape[0]
+                and zz.shape[0] == K.shape[1] == lower + K.shape[0]):
+            raise ValueError(
+                f"K of shape {K.shape} is not a block of {xx.shape[0]} rows against "
+                f"{lower} members and the block."
+            )
         self.K = K
         self.xx, self.zz = xx, zz
         self.lower = lower

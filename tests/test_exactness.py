@@ -1183,3 +1183,36 @@ def test_block_values_computed_as_rows_join_are_those_computed_beforehand(est, m
         assert np.array_equal(lazy._state[name], value, equal_nan=True), name
     assert lazy.n_mistakes_ == beforehand.n_mistakes_
     assert np.array_equal(lazy.decision_function(X[:200]), beforehand.decision_function(X[:200]))
+
+
+@pytest.mark.parametrize("error_set", ["all", "random", "flip"])
+def test_error_sets_of_sparse_rows_do_not_depend_on_the_split(error_set):
+    # An entry of the error set is read by the later rows of its block as
+    # the block computes its rows' values, and by the rows of later blocks
+    # and calls from the kernel of the block against the entries: both
+    # (row, entry), the same bits, so the model is that of one call
+    # wherever the calls end (split in the middle of a block, one row).
+    from sklearn_budget import TighterBudgetPerceptron
+
+    rng = np.random.RandomState(0)
+    X = sp.random(700, 50, density=0.05, format="csr", random_state=rng)
+    y = rng.randint(0, 2, 700)
+
+    def play(splits):
+        est = TighterBudgetPerceptron(
+            budget=30, gamma=1.0, error_set=error_set, error_set_size=50, random_state=0
+        )
+        bounds = [0, *splits, X.shape[0]]
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            est.partial_fit(X[lo:hi], y[lo:hi], classes=[0, 1])
+        return est
+
+    whole = play([])
+    n, m = whole._n, int(whole._state["E_ints"][0])
+    assert m > 10
+    for splits in ([300], [100, 500], [1]):
+        split = play(splits)
+        assert split._n == n and int(split._state["E_ints"][0]) == m
+        assert np.array_equal(split._state["E_K"][:n, :m], whole._state["E_K"][:n, :m])
+        assert np.array_equal(split._state["alpha"][:n], whole._state["alpha"][:n])
+        assert np.array_equal(split.decision_function(X), whole.decision_function(X))
