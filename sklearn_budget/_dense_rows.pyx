@@ -8,7 +8,10 @@ from differences of the rows; :func:`kernel_block` gives the same values
 for a block of rows, row by row, so that every kernel value of a dense
 stream has one arithmetic. :func:`sparse_rbf_exponents` gives the
 exponents of the rbf kernel of CSR rows, as scikit-learn computes them (in
-the buffers of a :class:`SparseScratch` across the blocks of a call), and
+the buffers of a :class:`SparseScratch` across the blocks of a call);
+:func:`sparse_rbf_rounds` the values a block of rounds reads, those of its
+rows with each other made as the rounds read them (:class:`BlockColumns`,
+with numpy's own ``exp`` loop: :data:`EXP_LOOP`), and
 :func:`dense_rbf_exponents` those of dense rows from their products;
 :func:`gather_csr_rows` copies CSR rows, as the blocks gather their members,
 and :func:`gather_csr_rows_into` into the reused buffers of a call's blocks.
