@@ -96,8 +96,9 @@ cdef sb_ufunc_loop _exp_loop = NULL
 cdef void* _exp_data = NULL
 
 
-cdef void exp_in_place(double* x, Py_ssize_t n) noexcept nogil:
-    """``x[:n] = np.exp(x[:n])``, by numpy's loop (:func:`_find_exp_loop`)."""
+cdef inline void _unary_in_place(sb_ufunc_loop loop, void* data, double* x,
+                                 Py_ssize_t n) noexcept nogil:
+    """``x[:n] = f(x[:n])`` by a ufunc's float64 loop ``loop`` (contiguous, in place)."""
     cdef char* args[2]
     cdef Py_ssize_t dims[1]
     cdef Py_ssize_t steps[2]
@@ -107,7 +108,12 @@ cdef void exp_in_place(double* x, Py_ssize_t n) noexcept nogil:
     args[1] = <char*>x
     dims[0] = n
     steps[0] = steps[1] = sizeof(double)
-    _exp_loop(args, dims, steps, _exp_data)
+    loop(args, dims, steps, data)
+
+
+cdef void exp_in_place(double* x, Py_ssize_t n) noexcept nogil:
+    """``x[:n] = np.exp(x[:n])``, by numpy's loop (:func:`_find_exp_loop`)."""
+    _unary_in_place(_exp_loop, _exp_data, x, n)
 
 
 def _find_exp_loop():
@@ -144,19 +150,11 @@ def _find_exp_loop():
     with np.errstate(all="ignore"):
         expected = np.exp(probe)
     cdef double[::1] got = probe.copy()
-    cdef char* args[2]
-    cdef Py_ssize_t dims[1]
-    cdef Py_ssize_t steps[2]
-    cdef Py_ssize_t start, n, total = got.shape[0]
-    steps[0] = steps[1] = sizeof(double)
-    start = 0
-    n = 1
+    cdef Py_ssize_t start = 0, n = 1, total = got.shape[0]
     while start < total:
         # Pieces of lengths 1, 2, ..., 40, 1, ... at every offset.
         n = min(n, total - start)
-        args[0] = args[1] = <char*>&got[start]
-        dims[0] = n
-        loop(args, dims, steps, data)
+        _unary_in_place(loop, data, &got[start], n)
         start += n
         n = n % 40 + 1
     if not np.array_equal(np.asarray(got).view(np.int64), expected.view(np.int64)):
@@ -356,11 +354,13 @@ def sparse_rbf_exponents(X, Z, double gamma, bint same, Py_ssize_t lower=-1,
     return out
 
 
-def sparse_rbf_rounds(X, Z, double gamma, Py_ssize_t lower, SparseScratch scratch=None):
+def sparse_rbf_rounds(X, Z, double gamma, Py_ssize_t lower, SparseScratch scratch not None):
     """The rbf kernel values that a block of rounds reads, ``K(X, Z)`` for
     ``Z`` the ``lower`` members followed by the rows of ``X``, as the
     rounds read them: ``(K, columns)``, or None where :data:`EXP_LOOP` is
-    False.
+    False. ``K`` is a view of the output of ``scratch`` (a
+    :class:`SparseScratch`), which also keeps the rows' squared norms for
+    ``columns``.
 
     ``K[i, :lower]`` are the values with the members. The values with the
     rows of the block, ``K[i, lower + j]`` for ``j <= i``, hold the products
@@ -375,8 +375,6 @@ def sparse_rbf_rounds(X, Z, double gamma, Py_ssize_t lower, SparseScratch scratc
     """
     if _exp_loop == NULL:
         return None
-    if scratch is None:
-        scratch = SparseScratch(False)
     out = sparse_rbf_exponents(X, Z, gamma, False, lower, 0, scratch)
     return out, BlockColumns(out, scratch, gamma, lower)
 

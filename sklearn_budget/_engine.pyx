@@ -486,10 +486,9 @@ cdef class Engine:
             # Column ``last`` is row ``last`` (the matrix is symmetric by
             # construction), now row ``pos``: one strided pass, not two. A
             # column due (add_member) is written so, or leaves with its member.
-            for i in range(last + 1):
-                self.gram[i, pos] = self.gram[pos, i]
+            self.write_column(pos)
             self.gram[pos, pos] = self.gram[last, last]
-            if self.col_due == last or self.col_due == pos:
+            if self.col_due == last:
                 self.col_due = -1
         self.n = last
         self.updated = True

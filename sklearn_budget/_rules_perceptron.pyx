@@ -115,7 +115,7 @@ cdef class ForgetronRule(Rule):
 
     cdef void update(self, Engine e, int64_t y, double margin, double kxx,
                      double weight) noexcept nogil:
-        cdef Py_ssize_t c, i, r, pos, last
+        cdef Py_ssize_t c, r, pos, last
         cdef double mu, s, vv, a, b, cc, phi, fr
         self.scalars[1] += 1.0                                   # M
         e.direction(y)
